@@ -1,0 +1,159 @@
+//! Compiles `when` / `drop_when` / `available_when` conditions: resolves word lists and skills,
+//! checks values, refuses call-only predicates outside guards, and puts cheap checks first.
+
+use super::ruleset::{Cond, SkillIs};
+use super::{Compiler, SourceFile, did_you_mean};
+use crate::engine::request::GenerationMode;
+use crate::rules::{Condition, SkillMatch};
+
+/// Where a condition is evaluated: on the request alone, or on a call in a guard.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Request,
+    Call,
+}
+
+pub(crate) struct CondCx<'c, 'a> {
+    compiler: &'c mut Compiler<'a>,
+    file: &'c SourceFile,
+    scope: Scope,
+}
+
+impl<'c, 'a> CondCx<'c, 'a> {
+    pub fn new(compiler: &'c mut Compiler<'a>, file: &'c SourceFile, scope: Scope) -> Self {
+        Self {
+            compiler,
+            file,
+            scope,
+        }
+    }
+
+    pub fn compile(&mut self, c: &Condition, at: &str) -> Cond {
+        match c {
+            Condition::All(v) | Condition::Any(v) => {
+                let key = if matches!(c, Condition::All(_)) {
+                    "all"
+                } else {
+                    "any"
+                };
+                if v.is_empty() {
+                    self.error(
+                        "empty-condition",
+                        format!("'{key}' needs at least one condition"),
+                        &format!("{at}/{key}"),
+                    );
+                }
+                let mut parts: Vec<Cond> = v
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| self.compile(c, &format!("{at}/{key}/{i}")))
+                    .collect();
+                // Conditions have no side effects, so the order of evaluation is free.
+                parts.sort_by_key(Cond::cost);
+                if key == "all" {
+                    Cond::All(parts)
+                } else {
+                    Cond::Any(parts)
+                }
+            }
+            Condition::Not(c) => Cond::Not(Box::new(self.compile(c, &format!("{at}/not")))),
+            Condition::LongerThan(n) => Cond::LongerThan(*n),
+            Condition::ShorterThan(n) => Cond::ShorterThan(*n),
+            Condition::Mentions(list) => match self.compiler.list_ids.get(list) {
+                Some(&i) => {
+                    self.compiler.list_used[i] = true;
+                    Cond::Mentions(i)
+                }
+                None => {
+                    let hint = did_you_mean(list, self.compiler.list_ids.keys());
+                    self.error_hint(
+                        "unknown-list",
+                        format!("unknown word list '{list}'"),
+                        &format!("{at}/mentions"),
+                        hint,
+                    );
+                    Cond::Invalid
+                }
+            },
+            Condition::SkillActive(SkillMatch::Any(true)) => Cond::SkillActive(SkillIs::Any),
+            Condition::SkillActive(SkillMatch::Any(false)) => Cond::SkillActive(SkillIs::None),
+            Condition::SkillActive(SkillMatch::Id(id)) => {
+                let p = format!("{at}/skill_active");
+                match self.compiler.skill_ref(id, self.file, &p) {
+                    Some(i) => Cond::SkillActive(SkillIs::Id(i)),
+                    None => Cond::Invalid,
+                }
+            }
+            Condition::AssistantAsked(b) => Cond::AssistantAsked(*b),
+            Condition::DraftShown(b) => Cond::DraftShown(*b),
+            Condition::GenerationMode(m) if m == "any" => Cond::GenerationMode(None),
+            Condition::GenerationMode(m) => {
+                match GenerationMode::ALL.iter().find(|g| g.as_str() == m) {
+                    Some(&g) => Cond::GenerationMode(Some(g)),
+                    None => {
+                        self.error(
+                            "unknown-value",
+                            format!(
+                                "unknown generation mode '{m}'; expected any, image, video, music or voice"
+                            ),
+                            &format!("{at}/generation_mode"),
+                        );
+                        Cond::Invalid
+                    }
+                }
+            }
+            Condition::Attachment(a) => Cond::Attachment {
+                kind: a.kind.clone(),
+                face: a.face,
+            },
+            Condition::UiMode(m) => Cond::UiMode(m.clone()),
+            Condition::FileOpen(b) => Cond::FileOpen(*b),
+            Condition::OpenFileNamed(b) => Cond::OpenFileNamed(*b),
+            Condition::Integration(i) => Cond::Integration(i.clone()),
+            Condition::SearchToggle(b) => Cond::SearchToggle(*b),
+            Condition::Argument(a) => self.call_only(at, "argument", || Cond::Argument {
+                name: a.name.clone(),
+                one_of: a.one_of.clone(),
+            }),
+            Condition::ArgumentInMessage(n) => self.call_only(at, "argument_in_message", || {
+                Cond::ArgumentInMessage(n.clone())
+            }),
+            Condition::RepeatsSuccessfulCall(b) => {
+                self.call_only(at, "repeats_successful_call", || {
+                    Cond::RepeatsSuccessfulCall(*b)
+                })
+            }
+        }
+    }
+
+    fn call_only(&mut self, at: &str, key: &str, make: impl FnOnce() -> Cond) -> Cond {
+        if self.scope == Scope::Call {
+            return make();
+        }
+        self.error(
+            "call-condition-outside-guard",
+            format!("'{key}' looks at a tool call, so it can only be used in a guard's drop_when"),
+            &format!("{at}/{key}"),
+        );
+        Cond::Invalid
+    }
+
+    fn error(&mut self, code: &'static str, message: String, pointer: &str) {
+        self.compiler.error(code, message, self.file, pointer);
+    }
+
+    fn error_hint(
+        &mut self,
+        code: &'static str,
+        message: String,
+        pointer: &str,
+        hint: Option<String>,
+    ) {
+        let mut d =
+            crate::diag::Diagnostic::error(code, message).at(Some(self.file.locate(pointer)));
+        if let Some(h) = hint {
+            d = d.hint(h);
+        }
+        self.compiler.diagnostics.push(d);
+    }
+}

@@ -1,0 +1,808 @@
+//! The one way to get a [`RuleSet`]: [`load_dir`] reads every rule file of a directory, validates
+//! each against the JSON Schema, deserialises it, merges the files and compiles the result.
+//! Every problem is collected as a [`Diagnostic`] with its file:line:column; a ruleset is only
+//! produced when there is no error. `turnout lint`, `turnout test`, `route` and the service's
+//! reload all call this, so they can never disagree about what a rule file means.
+
+mod conditions;
+pub mod ruleset;
+pub mod schema;
+pub mod source;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::diag::{Diagnostic, Location};
+use crate::rules::{Action, RuleFile};
+use crate::text::{Normalizer, WordMatcher};
+use conditions::{CondCx, Scope};
+use ruleset::{
+    ActionDef, ArgTemplate, CallTemplateDef, GuardDef, ListDef, PreRuleDef, SearchDef,
+    SearchRuleDef, TemplatePart,
+};
+pub use ruleset::{RouterDef, RuleSet, SkillDef, ToolDef};
+use schema::SchemaCheck;
+use source::SpanMap;
+
+/// What loading a directory gave: the ruleset if nothing was an error, and every finding.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The ruleset, when the files had no error.
+    pub ruleset: Option<RuleSet>,
+    /// Every error and warning, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The input could not be used at all (no such directory, unreadable file).
+    pub unusable: bool,
+}
+
+/// One parsed rule file with what is needed to point back into it.
+pub(crate) struct SourceFile {
+    pub path: PathBuf,
+    pub spans: SpanMap,
+}
+
+impl SourceFile {
+    pub fn locate(&self, pointer: &str) -> Location {
+        source::locate(&self.path, &self.spans, pointer)
+    }
+}
+
+/// The rule files of a directory: `*.yaml` and `*.yml` directly in it, in name order. Hidden
+/// files (editor swap files, Kubernetes' `..data`) and the `tests/` folder are not rule files.
+pub fn rule_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let yaml = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        if yaml && !name.starts_with('.') && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Loads and compiles every rule file in `dir`.
+pub fn load_dir(dir: &Path) -> Loaded {
+    let files = match rule_files(dir) {
+        Ok(files) => files,
+        Err(e) => {
+            let message = if e.kind() == std::io::ErrorKind::NotFound {
+                format!("no such rules directory: {}", dir.display())
+            } else {
+                format!("cannot read the rules directory {}: {e}", dir.display())
+            };
+            return Loaded {
+                ruleset: None,
+                diagnostics: vec![Diagnostic::error("unusable", message)],
+                unusable: true,
+            };
+        }
+    };
+    let mut texts = Vec::with_capacity(files.len());
+    let mut diagnostics = Vec::new();
+    let mut unusable = false;
+    for path in files {
+        match source::read_text(&path) {
+            Ok(text) => texts.push((path, text)),
+            Err(d) => {
+                unusable |= d.code == "unreadable";
+                diagnostics.push(d);
+            }
+        }
+    }
+    let mut loaded = load_texts(&texts);
+    diagnostics.append(&mut loaded.diagnostics);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        loaded.ruleset = None;
+    }
+    loaded.diagnostics = diagnostics;
+    loaded.unusable |= unusable;
+    loaded
+}
+
+/// Compiles rule files given as (path, content) pairs; `load_dir` reads them from disk first.
+pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
+    let check = SchemaCheck::rules();
+    let mut diagnostics = Vec::new();
+    let mut parsed = Vec::new();
+    let mut hasher = Sha256::new();
+    for (path, text) in texts {
+        hasher.update(
+            path.file_name()
+                .map(|n| n.as_encoded_bytes())
+                .unwrap_or(b""),
+        );
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+        let (value, spans) = match source::parse_yaml(path, text) {
+            Ok(v) => v,
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        let found = check.check(path, &value, &spans);
+        if !found.is_empty() {
+            diagnostics.extend(found);
+            continue;
+        }
+        match serde_json::from_value::<RuleFile>(value) {
+            Ok(file) => parsed.push((
+                SourceFile {
+                    path: path.clone(),
+                    spans,
+                },
+                file,
+            )),
+            // The schema is generated from the same types, so this is a safety net only.
+            Err(e) => diagnostics.push(
+                Diagnostic::error(
+                    "invalid",
+                    format!("the file does not match the rule format: {e}"),
+                )
+                .at(Some(Location {
+                    file: path.clone(),
+                    line: 1,
+                    column: 1,
+                })),
+            ),
+        }
+    }
+    let digest = hasher.finalize();
+    let version: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let schema_failed = !diagnostics.is_empty();
+    let mut compiler = Compiler::new(&parsed);
+    let ruleset = compiler.compile(version, texts.iter().map(|(p, _)| p.clone()).collect());
+    diagnostics.append(&mut compiler.diagnostics);
+    let ruleset = if schema_failed || diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        ruleset
+    };
+    Loaded {
+        ruleset,
+        diagnostics,
+        unusable: false,
+    }
+}
+
+pub(crate) struct Compiler<'a> {
+    files: &'a [(SourceFile, RuleFile)],
+    pub diagnostics: Vec<Diagnostic>,
+    pub tool_ids: HashMap<String, usize>,
+    pub skill_ids: HashMap<String, usize>,
+    pub list_ids: HashMap<String, usize>,
+    pub list_used: Vec<bool>,
+}
+
+/// Finds the closest known id, for "did you mean …?" hints.
+pub(crate) fn did_you_mean<'k>(
+    wrong: &str,
+    known: impl IntoIterator<Item = &'k String>,
+) -> Option<String> {
+    known
+        .into_iter()
+        .map(|k| (strsim::levenshtein(wrong, k), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| format!("did you mean '{k}'?"))
+}
+
+impl<'a> Compiler<'a> {
+    fn new(files: &'a [(SourceFile, RuleFile)]) -> Self {
+        Self {
+            files,
+            diagnostics: Vec::new(),
+            tool_ids: HashMap::new(),
+            skill_ids: HashMap::new(),
+            list_ids: HashMap::new(),
+            list_used: Vec::new(),
+        }
+    }
+
+    pub fn error(&mut self, code: &'static str, message: String, file: &SourceFile, pointer: &str) {
+        self.diagnostics
+            .push(Diagnostic::error(code, message).at(Some(file.locate(pointer))));
+    }
+
+    fn warn(&mut self, code: &'static str, message: String, file: &SourceFile, pointer: &str) {
+        self.diagnostics
+            .push(Diagnostic::warning(code, message).at(Some(file.locate(pointer))));
+    }
+
+    /// Records an id; a second definition is an error pointing at both places.
+    fn define(
+        &mut self,
+        seen: &mut HashMap<String, Location>,
+        kind: &str,
+        id: &str,
+        file: &SourceFile,
+        pointer: &str,
+    ) {
+        let here = file.locate(pointer);
+        if let Some(first) = seen.get(id) {
+            let hint = format!(
+                "first defined at {}:{}:{}",
+                first.file.display(),
+                first.line,
+                first.column
+            );
+            self.diagnostics.push(
+                Diagnostic::error("duplicate-id", format!("{kind} id '{id}' is defined twice"))
+                    .at(Some(here))
+                    .rule(id)
+                    .hint(hint),
+            );
+        } else {
+            seen.insert(id.to_owned(), here);
+        }
+    }
+
+    fn compile(&mut self, version: String, paths: Vec<PathBuf>) -> Option<RuleSet> {
+        let files = self.files;
+        // Pass 1: ids, so every later reference can be resolved whatever the file order.
+        let mut seen_tools = HashMap::new();
+        let mut seen_skills = HashMap::new();
+        let mut seen_lists = HashMap::new();
+        let mut seen_rules = HashMap::new();
+        for (file, rf) in files {
+            for (i, t) in rf.tools.iter().enumerate() {
+                self.define(
+                    &mut seen_tools,
+                    "tool",
+                    &t.id,
+                    file,
+                    &format!("/tools/{i}/id"),
+                );
+                let n = self.tool_ids.len();
+                self.tool_ids.entry(t.id.clone()).or_insert(n);
+            }
+            for (i, s) in rf.skills.iter().enumerate() {
+                self.define(
+                    &mut seen_skills,
+                    "skill",
+                    &s.id,
+                    file,
+                    &format!("/skills/{i}/id"),
+                );
+                let n = self.skill_ids.len();
+                self.skill_ids.entry(s.id.clone()).or_insert(n);
+            }
+            for (i, l) in rf.word_lists.iter().enumerate() {
+                let p = format!("/word_lists/{i}/id");
+                self.define(&mut seen_lists, "word list", &l.id, file, &p);
+                let n = self.list_ids.len();
+                self.list_ids.entry(l.id.clone()).or_insert(n);
+            }
+            let rule_ids = rf
+                .pre_rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (&r.id, format!("/pre_rules/{i}/id")))
+                .chain(
+                    rf.guards
+                        .iter()
+                        .enumerate()
+                        .map(|(i, g)| (&g.id, format!("/guards/{i}/id"))),
+                )
+                .chain(rf.search.iter().flat_map(|s| {
+                    s.rules
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| (&r.id, format!("/search/rules/{i}/id")))
+                }))
+                .chain(rf.router.iter().flat_map(|r| {
+                    let ins = r
+                        .instructions
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| (&n.id, format!("/router/instructions/{i}/id")));
+                    let notes = r
+                        .notes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| (&n.id, format!("/router/notes/{i}/id")));
+                    ins.chain(notes)
+                }));
+            for (id, p) in rule_ids.collect::<Vec<_>>() {
+                self.define(&mut seen_rules, "rule", id, file, &p);
+            }
+        }
+        self.list_used = vec![false; self.list_ids.len()];
+
+        // Pass 2: normalisation, then word lists normalised the way messages will be.
+        let normalizer = self.normalizer();
+        let mut lists = Vec::new();
+        for (file, rf) in files {
+            for (i, l) in rf.word_lists.iter().enumerate() {
+                if seen_lists_first(&lists, &l.id) {
+                    continue;
+                }
+                lists.push(self.word_list(file, i, l, &normalizer));
+            }
+        }
+
+        // Pass 3: skills and tools.
+        let mut skills = Vec::new();
+        for (_, rf) in files {
+            for s in &rf.skills {
+                if skills.iter().any(|d: &SkillDef| *d.id == *s.id) {
+                    continue;
+                }
+                skills.push(SkillDef {
+                    id: Arc::from(s.id.as_str()),
+                    description: s.description.clone(),
+                    badge: Arc::from(s.badge.as_str()),
+                    auto: s.auto,
+                    examples: s.examples.clone(),
+                });
+            }
+        }
+        let mut tools = Vec::new();
+        for (file, rf) in files {
+            for (i, t) in rf.tools.iter().enumerate() {
+                if tools.iter().any(|d: &ToolDef| *d.id == *t.id) {
+                    continue;
+                }
+                if let Some(def) = self.tool(file, i, t) {
+                    tools.push(def);
+                }
+            }
+        }
+
+        // Pass 4: the router, the search detector, rules and guards.
+        let router = self.router(&skills);
+        let search = self.search();
+        let pre_rules = self.pre_rules();
+        let guards = self.guards(tools.len());
+
+        let unused: Vec<String> = self
+            .list_ids
+            .iter()
+            .filter(|&(_, &idx)| !self.list_used[idx])
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in unused {
+            {
+                let place = files.iter().find_map(|(f, rf)| {
+                    rf.word_lists
+                        .iter()
+                        .position(|l| l.id == name)
+                        .map(|i| (f, format!("/word_lists/{i}/id")))
+                });
+                if let Some((f, p)) = place {
+                    self.warn(
+                        "unused-list",
+                        format!("word list '{name}' is not used by any rule"),
+                        f,
+                        &p,
+                    );
+                }
+            }
+        }
+        self.diagnostics.sort_by_key(|d| {
+            d.location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.line, l.column))
+        });
+
+        let router = router?;
+        let (guards, guards_by_tool) = guards;
+        if self.diagnostics.iter().any(Diagnostic::is_error) || tools.len() != self.tool_ids.len() {
+            return None;
+        }
+        Some(RuleSet {
+            version: Arc::from(version),
+            files: paths,
+            tools,
+            tool_ids: self.tool_ids.clone(),
+            skills,
+            skill_ids: self.skill_ids.clone(),
+            lists,
+            pre_rules,
+            router,
+            search,
+            guards,
+            guards_by_tool,
+            normalizer,
+        })
+    }
+
+    /// The `matching` section: at most one, folds of one character to one character.
+    fn normalizer(&mut self) -> Normalizer {
+        let files = self.files;
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| rf.matching.as_ref().map(|m| (f, m)));
+        let Some((file, m)) = found.next() else {
+            return Normalizer::default();
+        };
+        for (f2, _) in found {
+            self.error(
+                "duplicate-section",
+                format!("'matching' is already defined in {}", file.path.display()),
+                f2,
+                "/matching",
+            );
+        }
+        let mut folds = Vec::new();
+        for (from, to) in &m.folds {
+            let mut f = from.chars();
+            let mut t = to.chars();
+            match (f.next(), f.next(), t.next(), t.next()) {
+                (Some(a), None, Some(b), None) if !a.is_ascii() => folds.push((a, b)),
+                _ => self.error(
+                    "bad-fold",
+                    format!(
+                        "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
+                    ),
+                    file,
+                    &format!("/matching/folds/{}", from.replace('~', "~0").replace('/', "~1")),
+                ),
+            }
+        }
+        Normalizer::new(folds)
+    }
+
+    fn word_list(
+        &mut self,
+        file: &SourceFile,
+        i: usize,
+        l: &crate::rules::WordList,
+        normalizer: &Normalizer,
+    ) -> ListDef {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (j, w) in l.words.iter().enumerate() {
+            let p = format!("/word_lists/{i}/words/{j}");
+            if let Err(e) = WordMatcher::check_word(w) {
+                self.error("bad-word", format!("word list '{}': {e}", l.id), file, &p);
+            }
+            let key = normalizer.normalize(w.trim());
+            if let Some(first) = seen.insert(key, j) {
+                self.warn(
+                    "duplicate-entry",
+                    format!(
+                        "'{w}' is already entry {} of word list '{}'",
+                        first + 1,
+                        l.id
+                    ),
+                    file,
+                    &p,
+                );
+            }
+        }
+        for (j, pat) in l.patterns.iter().enumerate() {
+            let p = format!("/word_lists/{i}/patterns/{j}");
+            if let Err(e) = WordMatcher::compile_pattern(pat) {
+                let code = match e {
+                    crate::text::EntryError::MatchesEmpty => "matches-empty",
+                    _ => "bad-regex",
+                };
+                self.error(code, format!("word list '{}': {e}", l.id), file, &p);
+            }
+        }
+        if l.words.is_empty() && l.patterns.is_empty() {
+            self.error(
+                "empty-list",
+                format!("word list '{}' has no words and no patterns", l.id),
+                file,
+                &format!("/word_lists/{i}"),
+            );
+        }
+        ListDef {
+            id: Arc::from(l.id.as_str()),
+            matcher: WordMatcher::new(&l.words, &l.patterns, normalizer),
+            entries: l.words.iter().chain(&l.patterns).cloned().collect(),
+        }
+    }
+
+    fn tool(&mut self, file: &SourceFile, i: usize, t: &crate::rules::Tool) -> Option<ToolDef> {
+        let arguments = t.arguments.clone().unwrap_or_else(
+            || serde_json::json!({"type": "object", "additionalProperties": false}),
+        );
+        let p = format!("/tools/{i}/arguments");
+        let validator = match jsonschema::validator_for(&arguments) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.error(
+                    "bad-argument-schema",
+                    format!(
+                        "tool '{}': its arguments schema is not a valid JSON Schema: {e}",
+                        t.id
+                    ),
+                    file,
+                    &p,
+                );
+                None
+            }
+        };
+        let available_when = t.available_when.as_ref().map(|c| {
+            let mut cx = CondCx::new(self, file, Scope::Request);
+            cx.compile(c, &format!("/tools/{i}/available_when"))
+        });
+        Some(ToolDef {
+            id: Arc::from(t.id.as_str()),
+            description: t.description.clone(),
+            chip: Arc::from(t.chip.as_str()),
+            confirm: t.confirm,
+            arguments,
+            examples: t.examples.clone(),
+            validator: validator?,
+            available_when,
+        })
+    }
+
+    /// The router section: exactly one, and its skill tool must agree with the skills.
+    fn router(&mut self, skills: &[SkillDef]) -> Option<RouterDef> {
+        let files = self.files;
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| rf.router.as_ref().map(|r| (f, r)));
+        let Some((file, r)) = found.next() else {
+            self.diagnostics.push(Diagnostic::error(
+                "missing-router",
+                "no rule file has a 'router' section; one is required",
+            ));
+            return None;
+        };
+        for (f2, _) in found {
+            self.error(
+                "duplicate-section",
+                format!("'router' is already defined in {}", file.path.display()),
+                f2,
+                "/router",
+            );
+        }
+        let skill_tool_idx = self.tool_ref(&r.skill_tool, file, "/router/skill_tool")?;
+        // The skill tool's schema must list exactly the auto skills and the leave value (B9).
+        let tool = files
+            .iter()
+            .flat_map(|(f, rf)| rf.tools.iter().enumerate().map(move |(i, t)| (f, i, t)))
+            .find(|(_, _, t)| t.id == r.skill_tool);
+        if let Some((tf, ti, t)) = tool {
+            let enum_values: Option<Vec<String>> = t
+                .arguments
+                .as_ref()
+                .and_then(|a| a.pointer(&format!("/properties/{}/enum", r.skill_argument)))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                });
+            let ptr = format!("/tools/{ti}/arguments/properties/{}", r.skill_argument);
+            match enum_values {
+                None => self.error(
+                    "skill-enum",
+                    format!(
+                        "tool '{}' must list the allowed skills as an enum of its '{}' argument",
+                        t.id, r.skill_argument
+                    ),
+                    tf,
+                    &format!("/tools/{ti}"),
+                ),
+                Some(values) => {
+                    let mut expected: Vec<&str> = skills
+                        .iter()
+                        .filter(|s| s.auto)
+                        .map(|s| &*s.id)
+                        .chain([r.leave_skill_value.as_str()])
+                        .collect();
+                    expected.sort_unstable();
+                    let mut actual: Vec<&str> = values.iter().map(String::as_str).collect();
+                    actual.sort_unstable();
+                    if expected != actual {
+                        self.error(
+                            "skill-enum",
+                            format!(
+                                "the allowed values of '{}.{}' must be the auto-switch skills plus '{}': expected [{}], found [{}]",
+                                t.id,
+                                r.skill_argument,
+                                r.leave_skill_value,
+                                expected.join(", "),
+                                actual.join(", ")
+                            ),
+                            tf,
+                            &ptr,
+                        );
+                    }
+                }
+            }
+        }
+        Some(RouterDef {
+            history: r.history,
+            temperature: r.temperature,
+            max_tokens: r.max_tokens,
+            timeout: std::time::Duration::from_millis(r.timeout_ms),
+            max_calls: r.max_calls,
+            skill_tool: Arc::from(r.skill_tool.as_str()),
+            skill_argument: r.skill_argument.clone(),
+            leave_skill_value: r.leave_skill_value.clone(),
+            instructions: r.instructions.iter().map(|n| n.text.clone()).collect(),
+            notes: r.notes.iter().map(|n| n.text.clone()).collect(),
+            skill_tool_idx,
+        })
+    }
+
+    fn search(&mut self) -> Option<SearchDef> {
+        let files = self.files;
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| rf.search.as_ref().map(|s| (f, s)));
+        let (file, s) = found.next()?;
+        for (f2, _) in found {
+            self.error(
+                "duplicate-section",
+                format!("'search' is already defined in {}", file.path.display()),
+                f2,
+                "/search",
+            );
+        }
+        let tool = self.tool_ref(&s.tool, file, "/search/tool");
+        let mut cx = CondCx::new(self, file, Scope::Request);
+        let off_when = s
+            .off_when
+            .as_ref()
+            .map(|c| cx.compile(c, "/search/off_when"));
+        let rules = s
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| SearchRuleDef {
+                id: Arc::from(r.id.as_str()),
+                when: cx.compile(&r.when, &format!("/search/rules/{i}/when")),
+            })
+            .collect();
+        Some(SearchDef {
+            tool: tool?,
+            off_when,
+            rules,
+        })
+    }
+
+    fn pre_rules(&mut self) -> Vec<PreRuleDef> {
+        let mut out = Vec::new();
+        for (file, rf) in self.files {
+            for (i, r) in rf.pre_rules.iter().enumerate() {
+                let when = {
+                    let mut cx = CondCx::new(self, file, Scope::Request);
+                    cx.compile(&r.when, &format!("/pre_rules/{i}/when"))
+                };
+                let base = format!("/pre_rules/{i}/then");
+                let action = match &r.then {
+                    Action::Skill(s) if s == "active" => ActionDef::Skill(None),
+                    Action::Skill(s) => {
+                        ActionDef::Skill(self.skill_ref(s, file, &format!("{base}/skill")))
+                    }
+                    Action::Calls(calls) => ActionDef::Calls(
+                        calls
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(j, c)| {
+                                let p = format!("{base}/calls/{j}/tool");
+                                let tool = self.tool_ref(&c.tool, file, &p)?;
+                                Some(CallTemplateDef {
+                                    tool,
+                                    arguments: c
+                                        .arguments
+                                        .iter()
+                                        .map(|(k, v)| (k.clone(), template(v)))
+                                        .collect(),
+                                })
+                            })
+                            .collect(),
+                    ),
+                };
+                out.push(PreRuleDef {
+                    id: Arc::from(r.id.as_str()),
+                    when,
+                    action,
+                });
+            }
+        }
+        out
+    }
+
+    fn guards(&mut self, n_tools: usize) -> (Vec<GuardDef>, Vec<Vec<usize>>) {
+        let mut guards = Vec::new();
+        let mut by_tool = vec![Vec::new(); n_tools.max(self.tool_ids.len())];
+        for (file, rf) in self.files {
+            for (i, g) in rf.guards.iter().enumerate() {
+                let idx = guards.len();
+                if g.tools.is_empty() {
+                    by_tool.iter_mut().for_each(|v| v.push(idx));
+                }
+                for (j, t) in g.tools.iter().enumerate() {
+                    if let Some(t) = self.tool_ref(t, file, &format!("/guards/{i}/tools/{j}")) {
+                        by_tool[t].push(idx);
+                    }
+                }
+                let mut cx = CondCx::new(self, file, Scope::Call);
+                let drop_when = cx.compile(&g.drop_when, &format!("/guards/{i}/drop_when"));
+                guards.push(GuardDef {
+                    id: Arc::from(g.id.as_str()),
+                    drop_when,
+                });
+            }
+        }
+        (guards, by_tool)
+    }
+
+    pub fn tool_ref(&mut self, id: &str, file: &SourceFile, pointer: &str) -> Option<usize> {
+        if let Some(&i) = self.tool_ids.get(id) {
+            return Some(i);
+        }
+        let hint = did_you_mean(id, self.tool_ids.keys());
+        let mut d = Diagnostic::error("unknown-tool", format!("unknown tool '{id}'"))
+            .at(Some(file.locate(pointer)));
+        if let Some(h) = hint {
+            d = d.hint(h);
+        }
+        self.diagnostics.push(d);
+        None
+    }
+
+    pub fn skill_ref(&mut self, id: &str, file: &SourceFile, pointer: &str) -> Option<usize> {
+        if let Some(&i) = self.skill_ids.get(id) {
+            return Some(i);
+        }
+        let hint = did_you_mean(id, self.skill_ids.keys());
+        let mut d = Diagnostic::error("unknown-skill", format!("unknown skill '{id}'"))
+            .at(Some(file.locate(pointer)));
+        if let Some(h) = hint {
+            d = d.hint(h);
+        }
+        self.diagnostics.push(d);
+        None
+    }
+}
+
+fn seen_lists_first(lists: &[ListDef], id: &str) -> bool {
+    lists.iter().any(|l| &*l.id == id)
+}
+
+/// Splits `{message}` and `{open_file}` out of string arguments once, at compile time.
+fn template(v: &Value) -> ArgTemplate {
+    let Some(s) = v.as_str() else {
+        return ArgTemplate::Value(v.clone());
+    };
+    if !s.contains("{message}") && !s.contains("{open_file}") {
+        return ArgTemplate::Value(v.clone());
+    }
+    let mut parts = Vec::new();
+    let mut rest = s;
+    while let Some(pos) = rest.find('{') {
+        let (before, after) = rest.split_at(pos);
+        let (part, len) = if after.starts_with("{message}") {
+            (Some(TemplatePart::Message), "{message}".len())
+        } else if after.starts_with("{open_file}") {
+            (Some(TemplatePart::OpenFile), "{open_file}".len())
+        } else {
+            (None, 1)
+        };
+        let mut literal = before.to_owned();
+        if part.is_none() {
+            literal.push('{');
+        }
+        if !literal.is_empty() {
+            parts.push(TemplatePart::Literal(literal));
+        }
+        parts.extend(part);
+        rest = &after[len..];
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Literal(rest.to_owned()));
+    }
+    ArgTemplate::Text(parts)
+}

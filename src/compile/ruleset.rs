@@ -1,0 +1,248 @@
+//! The compiled ruleset: ids resolved to indices, word lists built into matchers, argument
+//! schemas compiled. Only [`super::compile`] makes one, so holding a `RuleSet` means every check
+//! passed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::engine::request::GenerationMode;
+use crate::text::{Normalizer, WordMatcher};
+
+/// A ruleset ready to route messages.
+#[derive(Debug)]
+pub struct RuleSet {
+    /// A hash of the rule files' content; it appears in every decision.
+    pub version: Arc<str>,
+    /// The rule files it was built from, in load order.
+    pub files: Vec<PathBuf>,
+    pub(crate) tools: Vec<ToolDef>,
+    pub(crate) tool_ids: HashMap<String, usize>,
+    pub(crate) skills: Vec<SkillDef>,
+    pub(crate) skill_ids: HashMap<String, usize>,
+    pub(crate) lists: Vec<ListDef>,
+    pub(crate) pre_rules: Vec<PreRuleDef>,
+    pub(crate) router: RouterDef,
+    pub(crate) search: Option<SearchDef>,
+    pub(crate) guards: Vec<GuardDef>,
+    /// For each tool, the guards that watch it, in order.
+    pub(crate) guards_by_tool: Vec<Vec<usize>>,
+    /// How messages are normalised before matching.
+    pub normalizer: Normalizer,
+}
+
+impl RuleSet {
+    /// Every tool of the registry.
+    pub fn tools(&self) -> &[ToolDef] {
+        &self.tools
+    }
+
+    /// A tool by id.
+    pub fn tool(&self, id: &str) -> Option<&ToolDef> {
+        self.tool_ids.get(id).map(|&i| &self.tools[i])
+    }
+
+    /// Every skill.
+    pub fn skills(&self) -> &[SkillDef] {
+        &self.skills
+    }
+
+    /// A skill by id.
+    pub fn skill(&self, id: &str) -> Option<&SkillDef> {
+        self.skill_ids.get(id).map(|&i| &self.skills[i])
+    }
+
+    /// The router settings and prompt notes.
+    pub fn router(&self) -> &RouterDef {
+        &self.router
+    }
+
+    /// Ids of every rule that can appear in a trace (pre-rules, search rules, guards), in order.
+    pub fn rule_ids(&self) -> impl Iterator<Item = &str> {
+        let search = self
+            .search
+            .iter()
+            .flat_map(|s| s.rules.iter().map(|r| &*r.id));
+        self.pre_rules
+            .iter()
+            .map(|r| &*r.id)
+            .chain(search)
+            .chain(self.guards.iter().map(|g| &*g.id))
+    }
+}
+
+/// A tool, compiled.
+#[derive(Debug)]
+pub struct ToolDef {
+    /// Its id.
+    pub id: Arc<str>,
+    /// What it does (the model reads this).
+    pub description: String,
+    /// The line the client shows while it works.
+    pub chip: Arc<str>,
+    /// Calls are marked `confirm: true`.
+    pub confirm: bool,
+    /// JSON Schema of the arguments, as written.
+    pub arguments: Value,
+    /// Example messages for the embedded router.
+    pub examples: Vec<String>,
+    pub(crate) validator: jsonschema::Validator,
+    pub(crate) available_when: Option<Cond>,
+}
+
+/// A skill.
+#[derive(Debug)]
+pub struct SkillDef {
+    /// Its id.
+    pub id: Arc<str>,
+    /// What it is for.
+    pub description: String,
+    /// The badge shown while active.
+    pub badge: Arc<str>,
+    /// Whether the router may switch it on.
+    pub auto: bool,
+    /// Example messages for the embedded router.
+    pub examples: Vec<String>,
+}
+
+/// A word list, compiled.
+#[derive(Debug)]
+pub(crate) struct ListDef {
+    pub id: Arc<str>,
+    pub matcher: WordMatcher,
+    /// `words` then `patterns`, as written, for the trace.
+    pub entries: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct PreRuleDef {
+    pub id: Arc<str>,
+    pub when: Cond,
+    pub action: ActionDef,
+}
+
+#[derive(Debug)]
+pub(crate) enum ActionDef {
+    /// `None`: the active skill.
+    Skill(Option<usize>),
+    Calls(Vec<CallTemplateDef>),
+}
+
+#[derive(Debug)]
+pub(crate) struct CallTemplateDef {
+    pub tool: usize,
+    pub arguments: Vec<(String, ArgTemplate)>,
+}
+
+#[derive(Debug)]
+pub(crate) enum ArgTemplate {
+    Value(Value),
+    Text(Vec<TemplatePart>),
+}
+
+#[derive(Debug)]
+pub(crate) enum TemplatePart {
+    Literal(String),
+    Message,
+    OpenFile,
+}
+
+/// The router call's settings and prompt, compiled.
+#[derive(Debug)]
+pub struct RouterDef {
+    /// How many of the last messages the model sees.
+    pub history: usize,
+    /// Sampling temperature.
+    pub temperature: f32,
+    /// Longest answer, in tokens.
+    pub max_tokens: u32,
+    /// How long to wait for the model.
+    pub timeout: std::time::Duration,
+    /// Most calls accepted from one answer.
+    pub max_calls: usize,
+    /// The tool that switches skills.
+    pub skill_tool: Arc<str>,
+    /// Its argument naming the skill.
+    pub skill_argument: String,
+    /// The value that leaves the active skill.
+    pub leave_skill_value: String,
+    /// General prompt instructions, in order.
+    pub instructions: Vec<String>,
+    /// Disambiguation notes, in order.
+    pub notes: Vec<String>,
+    pub(crate) skill_tool_idx: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct SearchDef {
+    pub tool: usize,
+    pub off_when: Option<Cond>,
+    pub rules: Vec<SearchRuleDef>,
+}
+
+#[derive(Debug)]
+pub(crate) struct SearchRuleDef {
+    pub id: Arc<str>,
+    pub when: Cond,
+}
+
+#[derive(Debug)]
+pub(crate) struct GuardDef {
+    pub id: Arc<str>,
+    pub drop_when: Cond,
+}
+
+/// A compiled condition; see [`crate::rules::Condition`] for the meaning of each.
+#[derive(Debug, Clone)]
+pub(crate) enum Cond {
+    All(Vec<Cond>),
+    Any(Vec<Cond>),
+    Not(Box<Cond>),
+    LongerThan(usize),
+    ShorterThan(usize),
+    Mentions(usize),
+    SkillActive(SkillIs),
+    AssistantAsked(bool),
+    DraftShown(bool),
+    /// `None`: any mode.
+    GenerationMode(Option<GenerationMode>),
+    Attachment {
+        kind: String,
+        face: Option<bool>,
+    },
+    UiMode(String),
+    FileOpen(bool),
+    OpenFileNamed(bool),
+    Integration(String),
+    SearchToggle(bool),
+    Argument {
+        name: String,
+        one_of: Vec<Value>,
+    },
+    ArgumentInMessage(String),
+    RepeatsSuccessfulCall(bool),
+    /// Stands in for a condition that failed to compile; the ruleset is never built then.
+    Invalid,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SkillIs {
+    Any,
+    None,
+    Id(usize),
+}
+
+impl Cond {
+    /// A rough cost, so `all`/`any` try cheap checks before scanning the text.
+    pub fn cost(&self) -> u32 {
+        match self {
+            Cond::All(v) | Cond::Any(v) => v.iter().map(Cond::cost).sum(),
+            Cond::Not(c) => c.cost(),
+            Cond::Mentions(_) | Cond::OpenFileNamed(_) | Cond::ArgumentInMessage(_) => 20,
+            Cond::RepeatsSuccessfulCall(_) | Cond::Argument { .. } => 5,
+            _ => 1,
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! What a rule file says, as plain serde data. These types *are* the schema: `schemas/rules.schema.json`
+//! is generated from them (`turnout schema`), so every doc comment here is what a product manager
+//! sees in an editor tooltip. Nothing here is compiled or cached; see `compile` for that.
+//!
+//! A rules directory holds several YAML files; each may carry any of the sections below, and the
+//! loader merges them into one model (lists are concatenated, `router` and `search` may appear once).
+
+pub mod testcase;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One rule file. Every section is optional; a directory's files are merged.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "turnout rule file")]
+pub struct RuleFile {
+    /// The tools the router may call, with the argument schema the model's answer is checked against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
+    /// Skills: conversation modes that interview the user (a badge over the input while active).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<Skill>,
+    /// Named word lists (stems) and regex patterns that conditions refer to with `mentions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub word_lists: Vec<WordList>,
+    /// Rules tried before the model, in order; the first whose `when` holds settles the message
+    /// and the model is not called.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_rules: Vec<PreRule>,
+    /// Settings of the router model call and the notes its prompt is built from (once per directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<Router>,
+    /// The web search detector (once per directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Search>,
+    /// Post-guards: each may veto a tool call the model chose. Applied to every call, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Guard>,
+    /// How messages and word lists are normalised before matching (once per directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matching: Option<Matching>,
+}
+
+/// Text normalisation shared by messages and word lists. Text is always lower-cased first.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Matching {
+    /// Why these folds exist.
+    pub description: String,
+    /// Characters treated as another after lower-casing, one character each (e.g. a letter
+    /// that people write two ways).
+    #[serde(default)]
+    pub folds: std::collections::BTreeMap<String, String>,
+}
+
+/// A tool in the registry.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    /// Unique id, as the model calls it (`a-z`, digits and `_`).
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
+    pub id: String,
+    /// What the tool does; the model reads this when choosing.
+    pub description: String,
+    /// The short line the client shows while the tool works.
+    pub chip: String,
+    /// Consequential action (publishing, sending): the decision marks the call `confirm: true`
+    /// and the user confirms it with a button.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub confirm: bool,
+    /// The tool is offered to the model and accepted from it only while this holds
+    /// (e.g. `{integration: google}`). Omitted: always available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_when: Option<Condition>,
+    /// JSON Schema of the call's arguments (an object schema). Omitted: no arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
+    pub arguments: Option<Value>,
+    /// Example user messages that should lead to this tool (used by the embedded offline router).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+}
+
+/// A skill: a conversation mode.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Skill {
+    /// Unique id, the value of the skill switch tool's argument.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
+    pub id: String,
+    /// What the skill is for, and why it is (or is not) switched on automatically.
+    pub description: String,
+    /// The badge the client shows over the input while the skill is active.
+    pub badge: String,
+    /// Whether the router may switch this skill on by itself. A skill with `auto: false` is only
+    /// switched on by the user's button.
+    pub auto: bool,
+    /// Example user messages that should switch this skill on (used by the embedded offline router).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+}
+
+/// A named list of word stems and regex patterns. Matching is case-insensitive and applies the
+/// `matching.folds` of the rules.
+///
+/// A `words` entry is one or more words separated by spaces. Each word is a stem: it matches a
+/// word of the message that starts with it (`mail` matches `mails`, `mailbox`). End a word
+/// with `$` to make it whole (`post$` matches `post` but not `postpone`). Between the words of an
+/// entry the message may have any run of spaces, hyphens or dashes (`top 10` matches `top-10`).
+/// An entry starting with a letter or digit only matches at the start of a word.
+///
+/// A `patterns` entry is a regular expression (Rust `regex` syntax) run on the normalised
+/// (lower-cased, folded) message; `\b` is Unicode-aware.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WordList {
+    /// Unique id, referred to by `mentions`.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
+    pub id: String,
+    /// What the list catches and which complaint it answers.
+    pub description: String,
+    /// Word stems and phrases of stems.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
+    /// Regular expressions, for what stems cannot say (digits, optional parts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<String>,
+}
+
+/// A rule tried before the model.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreRule {
+    /// Unique id, shown in the decision's trace.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// Which complaint this rule answers.
+    pub description: String,
+    /// When the rule fires.
+    pub when: Condition,
+    /// What the message becomes when it fires.
+    pub then: Action,
+}
+
+/// What a pre-rule does with the message.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// The reply goes to a skill: `active` (the skill the chat is in) or a skill id.
+    Skill(String),
+    /// These tool calls, in execution order. String arguments may contain `{message}` (the user's
+    /// message) and `{open_file}` (the name of the open file).
+    Calls(Vec<CallTemplate>),
+}
+
+/// A tool call written in a rule.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallTemplate {
+    /// The tool's id.
+    pub tool: String,
+    /// The call's arguments; string values may contain `{message}` and `{open_file}`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub arguments: Map<String, Value>,
+}
+
+/// The router model call.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Router {
+    /// How many of the last messages the model sees.
+    #[serde(default = "default_history")]
+    pub history: usize,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: f32,
+    /// Longest answer, in tokens.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    /// How long to wait for the model, in milliseconds; past it the message gets a plain answer.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Most tool calls accepted from one answer; more and the whole answer is discarded.
+    #[serde(default = "default_max_calls")]
+    pub max_calls: usize,
+    /// The tool whose call switches a skill on or off (its argument `skill_argument` holds the id).
+    pub skill_tool: String,
+    /// The argument of `skill_tool` that names the skill.
+    pub skill_argument: String,
+    /// The value of `skill_argument` that leaves the active skill.
+    pub leave_skill_value: String,
+    /// General instructions of the router prompt (e.g. the ambiguity rule), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<Note>,
+    /// Disambiguation notes: "X and Y are different tools".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+}
+
+/// A piece of the router prompt.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    /// Unique id.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// Which confusion or complaint this note answers.
+    pub description: String,
+    /// The text the model reads.
+    pub text: String,
+}
+
+/// The web search detector. Its verdict is OR-ed with the model's choice of `tool`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    /// The tool the model calls to ask for web search; such a call sets `web_search` on the
+    /// decision instead of appearing in `calls`.
+    pub tool: String,
+    /// While this holds, web search is off whatever the toggle, the model or the rules say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_when: Option<Condition>,
+    /// Each rule switches web search on when its `when` holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<SearchRule>,
+}
+
+/// A rule of the search detector.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRule {
+    /// Unique id, shown in the trace.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// Which complaint this rule answers.
+    pub description: String,
+    /// When web search goes on.
+    pub when: Condition,
+}
+
+/// A post-guard: vetoes a call the model (or a pre-rule) chose.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Guard {
+    /// Unique id, shown in the trace.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// The real complaint this guard was added after.
+    pub description: String,
+    /// The tools it watches. Omitted: every tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// The call is dropped when this holds.
+    pub drop_when: Condition,
+}
+
+/// A condition on the request (and, in guards, on the call being checked). Write exactly one key.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Condition {
+    /// Every condition holds.
+    All(Vec<Condition>),
+    /// At least one condition holds.
+    Any(Vec<Condition>),
+    /// The condition does not hold.
+    Not(Box<Condition>),
+    /// The user's message is longer than this many characters.
+    LongerThan(usize),
+    /// The user's message is shorter than this many characters.
+    ShorterThan(usize),
+    /// The user's message contains a stem or pattern of this word list.
+    Mentions(String),
+    /// `true`: some skill is active; `false`: none is; a skill id: that skill is active.
+    SkillActive(SkillMatch),
+    /// The last assistant message ended with a question mark.
+    AssistantAsked(bool),
+    /// A draft is shown on screen.
+    DraftShown(bool),
+    /// A generation mode is on: `any`, or one of `image`, `video`, `music`, `voice`.
+    GenerationMode(String),
+    /// An attachment of this kind (and, if given, with or without a face) is attached.
+    Attachment(AttachmentMatch),
+    /// The interface mode hint equals this value.
+    UiMode(String),
+    /// A file is open in the interface.
+    FileOpen(bool),
+    /// The open file's name appears in the user's message.
+    OpenFileNamed(bool),
+    /// This integration is connected.
+    Integration(String),
+    /// The user's web search toggle is on.
+    SearchToggle(bool),
+    /// Guards only: an argument of the call has one of these values.
+    Argument(ArgumentMatch),
+    /// Guards only: the value of this argument of the call appears in the user's message.
+    ArgumentInMessage(String),
+    /// Guards only: an identical call (same tool, same arguments) already succeeded in this chat.
+    RepeatsSuccessfulCall(bool),
+}
+
+/// `true`/`false` (any skill / none) or a skill id.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SkillMatch {
+    /// Any skill (`true`) or none (`false`).
+    Any(bool),
+    /// This skill.
+    Id(String),
+}
+
+/// Which attachment a condition asks for.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentMatch {
+    /// The attachment kind, e.g. `photo`.
+    pub kind: String,
+    /// If given, the photo must (or must not) show a face.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub face: Option<bool>,
+}
+
+/// An argument test for guards.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentMatch {
+    /// The argument's name.
+    pub name: String,
+    /// The values that make the condition hold.
+    pub one_of: Vec<Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn default_history() -> usize {
+    6
+}
+fn default_max_tokens() -> u32 {
+    500
+}
+fn default_timeout_ms() -> u64 {
+    15_000
+}
+fn default_max_calls() -> usize {
+    2
+}
