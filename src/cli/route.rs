@@ -1,0 +1,113 @@
+//! `turnout route`: a request on stdin, a decision on stdout.
+
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{ModelSpec, load_rules, runtime};
+use crate::compile::RuleSet;
+use crate::engine::{self, request::Request};
+use crate::model::Model;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The rules directory.
+    #[arg(long, default_value = "rules")]
+    rules: PathBuf,
+    /// The router model: none (rules only) or script:FILE.
+    #[arg(long, default_value = "none")]
+    model: ModelSpec,
+    /// Read one request per line and print one decision per line.
+    #[arg(long)]
+    jsonl: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let Some(rs) = load_rules(&args.rules) else {
+        return ExitCode::from(2);
+    };
+    let model = match args.model.build() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let model = model.as_deref();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut ok = true;
+    if args.jsonl {
+        for (n, line) in stdin.lock().lines().enumerate() {
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("error: cannot read stdin: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let result = route_one(&rt, &rs, model, &line);
+            let text = match result {
+                Ok(json) => json,
+                Err(e) => {
+                    ok = false;
+                    eprintln!("line {}: {e}", n + 1);
+                    serde_json::json!({ "error": e, "line": n + 1 }).to_string()
+                }
+            };
+            if writeln!(out, "{text}").is_err() {
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        let mut input = String::new();
+        if let Err(e) = stdin.lock().read_to_string(&mut input) {
+            eprintln!("error: cannot read stdin: {e}");
+            return ExitCode::from(2);
+        }
+        match route_one(&rt, &rs, model, &input) {
+            Ok(json) => {
+                let pretty = serde_json::from_str::<serde_json::Value>(&json)
+                    .and_then(|v| serde_json::to_string_pretty(&v))
+                    .unwrap_or(json);
+                if writeln!(out, "{pretty}").is_err() {
+                    return ExitCode::from(2);
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ok = false;
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn route_one(
+    rt: &tokio::runtime::Runtime,
+    rs: &RuleSet,
+    model: Option<&dyn Model>,
+    input: &str,
+) -> Result<String, String> {
+    let req = Request::from_json(input).map_err(|e| format!("the request is not valid: {e}"))?;
+    let decision = match model {
+        None => engine::decide_without_model(rs, &req),
+        Some(m) => rt.block_on(engine::decide(rs, &req, Some(m))),
+    }
+    .map_err(|e| format!("the request is not valid: {e}"))?;
+    serde_json::to_string(&decision).map_err(|e| e.to_string())
+}

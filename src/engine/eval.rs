@@ -1,0 +1,218 @@
+//! Evaluating compiled conditions against one request (and, in guards, one call), and explaining
+//! a result for the trace. Evaluation allocates nothing but what a file-name lookup needs;
+//! explanations are only built for rules that fired.
+
+use serde_json::Value;
+
+use super::Pending;
+use super::request::Request;
+use crate::compile::RuleSet;
+use crate::compile::ruleset::{Cond, SkillIs};
+use crate::text::{self, Hit};
+
+/// What conditions look at: the request, its message normalised once, and the skill as it is
+/// at this point of the pipeline.
+pub(crate) struct Ctx<'a> {
+    pub rs: &'a RuleSet,
+    pub req: &'a Request,
+    /// The user's message, normalised by the ruleset's [`crate::text::Normalizer`].
+    pub text: &'a str,
+    /// Its length in characters.
+    pub chars: usize,
+    pub skill: Option<usize>,
+}
+
+impl Ctx<'_> {
+    pub fn eval(&self, c: &Cond, call: Option<&Pending>) -> bool {
+        match c {
+            Cond::All(v) => v.iter().all(|c| self.eval(c, call)),
+            Cond::Any(v) => v.iter().any(|c| self.eval(c, call)),
+            Cond::Not(c) => !self.eval(c, call),
+            Cond::LongerThan(n) => self.chars > *n,
+            Cond::ShorterThan(n) => self.chars < *n,
+            Cond::Mentions(l) => self.rs.lists[*l].matcher.is_match(self.text),
+            Cond::SkillActive(SkillIs::Any) => self.skill.is_some(),
+            Cond::SkillActive(SkillIs::None) => self.skill.is_none(),
+            Cond::SkillActive(SkillIs::Id(i)) => self.skill == Some(*i),
+            Cond::AssistantAsked(b) => self.assistant_asked() == *b,
+            Cond::DraftShown(b) => self.req.draft_shown == *b,
+            Cond::GenerationMode(None) => self.req.generation_mode.is_some(),
+            Cond::GenerationMode(Some(m)) => self.req.generation_mode == Some(*m),
+            Cond::Attachment { kind, face } => self
+                .req
+                .attachments
+                .iter()
+                .any(|a| a.kind == *kind && face.is_none_or(|f| a.face == f)),
+            Cond::UiMode(m) => self.ui_mode() == Some(m.as_str()),
+            Cond::FileOpen(b) => self.open_file().is_some() == *b,
+            Cond::OpenFileNamed(b) => self.open_file_named().is_some() == *b,
+            Cond::Integration(i) => self.req.integrations.iter().any(|x| x == i),
+            Cond::SearchToggle(b) => self.req.web_search_toggle == *b,
+            Cond::Argument { name, one_of } => {
+                argument(call, name).is_some_and(|v| one_of.contains(v))
+            }
+            Cond::ArgumentInMessage(name) => self.argument_named(call, name).is_some(),
+            Cond::RepeatsSuccessfulCall(b) => self.repeats(call) == *b,
+            Cond::Invalid => false,
+        }
+    }
+
+    /// Facts that explain why `c` has the value it has, e.g. `matched 'where to buy' at 0..12`.
+    pub fn explain(&self, c: &Cond, call: Option<&Pending>, out: &mut Vec<String>) {
+        let value = self.eval(c, call);
+        match c {
+            Cond::All(v) | Cond::Any(v) => {
+                // An `all` that holds, or an `any` that fails, is explained by every part;
+                // otherwise the first part that decided it is enough.
+                let every = matches!(c, Cond::All(_)) == value;
+                for part in v {
+                    if every {
+                        self.explain(part, call, out);
+                    } else if self.eval(part, call) == value {
+                        self.explain(part, call, out);
+                        break;
+                    }
+                }
+            }
+            Cond::Not(c) => self.explain(c, call, out),
+            Cond::LongerThan(n) | Cond::ShorterThan(n) => {
+                out.push(format!(
+                    "the message has {} characters (limit {n})",
+                    self.chars
+                ));
+            }
+            Cond::Mentions(l) => {
+                let list = &self.rs.lists[*l];
+                match list.matcher.find(self.text) {
+                    Some(hit) => out.push(self.describe_hit(&list.entries, &list.id, hit)),
+                    None => out.push(format!("nothing from '{}'", list.id)),
+                }
+            }
+            Cond::SkillActive(_) => out.push(match self.skill {
+                Some(i) => format!("skill '{}' is active", self.rs.skills[i].id),
+                None => "no skill is active".to_owned(),
+            }),
+            Cond::AssistantAsked(_) => out.push(
+                if self.assistant_asked() {
+                    "the assistant's last message asked a question"
+                } else {
+                    "the assistant's last message was not a question"
+                }
+                .to_owned(),
+            ),
+            Cond::DraftShown(_) => out.push(format!("draft shown: {}", self.req.draft_shown)),
+            Cond::GenerationMode(_) => out.push(match self.req.generation_mode {
+                Some(m) => format!("generation mode '{}' is on", m.as_str()),
+                None => "no generation mode".to_owned(),
+            }),
+            Cond::Attachment { kind, .. } => out.push(if value {
+                format!("a {kind} is attached")
+            } else {
+                format!("no matching {kind} attached")
+            }),
+            Cond::UiMode(_) => out.push(match self.ui_mode() {
+                Some(m) => format!("ui mode '{m}'"),
+                None => "no ui mode".to_owned(),
+            }),
+            Cond::FileOpen(_) => out.push(match self.open_file() {
+                Some(f) => format!("file '{f}' is open"),
+                None => "no file is open".to_owned(),
+            }),
+            Cond::OpenFileNamed(_) => out.push(match (self.open_file(), self.open_file_named()) {
+                (Some(f), Some((s, e))) => {
+                    let (s, e) = hit_chars(self.text, s, e);
+                    format!("the open file '{f}' is named at {s}..{e}")
+                }
+                (Some(f), None) => format!("the open file '{f}' is not named"),
+                (None, _) => "no file is open".to_owned(),
+            }),
+            Cond::Integration(i) => out.push(format!(
+                "integration '{i}' {}",
+                if value {
+                    "is connected"
+                } else {
+                    "is not connected"
+                }
+            )),
+            Cond::SearchToggle(_) => out.push(format!(
+                "the search toggle is {}",
+                if self.req.web_search_toggle {
+                    "on"
+                } else {
+                    "off"
+                }
+            )),
+            Cond::Argument { name, .. } => out.push(match argument(call, name) {
+                Some(v) => format!("argument {name} = {v}"),
+                None => format!("no argument {name}"),
+            }),
+            Cond::ArgumentInMessage(name) => out.push(match argument(call, name) {
+                Some(v) if value => format!("argument {name} = {v} is named in the message"),
+                Some(v) => format!("argument {name} = {v} is not named in the message"),
+                None => format!("no argument {name}"),
+            }),
+            Cond::RepeatsSuccessfulCall(_) => out.push(
+                if self.repeats(call) {
+                    "an identical call already succeeded in this chat"
+                } else {
+                    "no identical successful call in this chat"
+                }
+                .to_owned(),
+            ),
+            Cond::Invalid => {}
+        }
+    }
+
+    /// `matched 'where to buy' (buying: 'where to b') at 0..12`.
+    pub fn describe_hit(&self, entries: &[String], list: &str, hit: Hit) -> String {
+        let (s, e) = hit.char_span(self.text);
+        let matched = &self.text[hit.start..hit.end];
+        let entry = entries.get(hit.entry).map_or("", String::as_str);
+        format!("matched '{matched}' ({list}: '{entry}') at {s}..{e}")
+    }
+
+    pub fn assistant_asked(&self) -> bool {
+        self.req
+            .last_assistant()
+            .is_some_and(|m| m.trim_end().ends_with('?'))
+    }
+
+    fn ui_mode(&self) -> Option<&str> {
+        self.req.ui.as_ref()?.mode.as_deref()
+    }
+
+    pub fn open_file(&self) -> Option<&str> {
+        Some(self.req.ui.as_ref()?.open_file.as_ref()?.name.as_str())
+    }
+
+    fn open_file_named(&self) -> Option<(usize, usize)> {
+        text::find_phrase(self.text, &self.rs.normalizer.normalize(self.open_file()?))
+    }
+
+    fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
+        let value = argument(call, name)?.as_str()?;
+        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
+    }
+
+    fn repeats(&self, call: Option<&Pending>) -> bool {
+        let Some(call) = call else { return false };
+        let tool = &*self.rs.tools[call.tool].id;
+        self.req
+            .recent_calls
+            .iter()
+            .any(|r| r.ok && r.tool == tool && r.arguments == call.arguments)
+    }
+}
+
+fn argument<'c>(call: Option<&'c Pending>, name: &str) -> Option<&'c Value> {
+    call?.arguments.get(name)
+}
+
+fn hit_chars(text: &str, start: usize, end: usize) -> (usize, usize) {
+    Hit {
+        entry: 0,
+        start,
+        end,
+    }
+    .char_span(text)
+}

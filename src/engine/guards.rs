@@ -1,0 +1,31 @@
+//! Stage 5: post-guards. Each call is checked against the guards that watch its tool, in
+//! order; the first whose `drop_when` holds vetoes it.
+
+use super::Run;
+use super::trace::{Stage, TraceStep};
+
+impl Run<'_> {
+    pub(super) fn guards(&mut self) {
+        let rs = self.cx.rs;
+        let calls = std::mem::take(&mut self.calls);
+        for call in calls {
+            let veto = rs.guards_by_tool[call.tool]
+                .iter()
+                .map(|&g| &rs.guards[g])
+                .find(|g| self.cx.eval(&g.drop_when, Some(&call)));
+            match veto {
+                None => self.calls.push(call),
+                Some(guard) => {
+                    let mut why = Vec::new();
+                    self.cx.explain(&guard.drop_when, Some(&call), &mut why);
+                    self.trace.push(TraceStep::new(
+                        Stage::Guard,
+                        Some(guard.id.clone()),
+                        format!("dropped {}", rs.tools[call.tool].id),
+                        why.join("; "),
+                    ));
+                }
+            }
+        }
+    }
+}

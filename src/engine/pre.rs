@@ -1,0 +1,74 @@
+//! Stage 1: pre-rules. The first rule whose condition holds settles the message; the router
+//! model is then not called.
+
+use serde_json::Value;
+
+use super::trace::{Stage, TraceStep};
+use super::{Pending, Run};
+use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
+
+impl Run<'_> {
+    /// Returns whether a pre-rule settled the message.
+    pub(super) fn pre_rules(&mut self) -> bool {
+        let rs = self.cx.rs;
+        let Some(rule) = rs.pre_rules.iter().find(|r| self.cx.eval(&r.when, None)) else {
+            return false;
+        };
+        let mut why = Vec::new();
+        self.cx.explain(&rule.when, None, &mut why);
+        let effect = match &rule.action {
+            ActionDef::Skill(target) => {
+                if let Some(skill) = target {
+                    self.cx.skill = Some(*skill);
+                }
+                match self.cx.skill {
+                    Some(s) => format!("settled: reply goes to skill {}", rs.skills[s].id),
+                    None => "settled: no skill is active".to_owned(),
+                }
+            }
+            ActionDef::Calls(templates) => {
+                for t in templates {
+                    let arguments = t
+                        .arguments
+                        .iter()
+                        .map(|(k, v)| (k.clone(), self.fill(v)))
+                        .collect();
+                    self.calls.push(Pending {
+                        tool: t.tool,
+                        arguments: Value::Object(arguments),
+                    });
+                }
+                let names: Vec<&str> = templates.iter().map(|t| &*rs.tools[t.tool].id).collect();
+                format!("settled: call {}", names.join(", "))
+            }
+        };
+        self.trace.push(TraceStep::new(
+            Stage::Pre,
+            Some(rule.id.clone()),
+            effect,
+            why.join("; "),
+        ));
+        true
+    }
+
+    fn fill(&self, arg: &ArgTemplate) -> Value {
+        match arg {
+            ArgTemplate::Value(v) => v.clone(),
+            ArgTemplate::Text(parts) => {
+                let mut s = String::new();
+                for p in parts {
+                    match p {
+                        TemplatePart::Literal(l) => s.push_str(l),
+                        TemplatePart::Message => {
+                            s.push_str(self.cx.req.user_message().unwrap_or_default())
+                        }
+                        TemplatePart::OpenFile => {
+                            s.push_str(self.cx.open_file().unwrap_or_default())
+                        }
+                    }
+                }
+                Value::String(s)
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! turnout decides, for every message a chat assistant receives, whether it gets a plain answer,
+//! a skill (a conversation mode), or one or two tool calls — and says why.
+//!
+//! # Layout
+//! One message flows through the modules in this order:
+//!
+//! - [`rules`]: what the YAML rule files say, as serde types (these generate the JSON Schema).
+//! - [`compile`]: the only way to get a [`RuleSet`]: reads a directory, validates each file
+//!   against the schema, checks meaning, builds every matcher once, and reports every problem as
+//!   a [`Diagnostic`] with file:line:column.
+//! - [`text`]: the message normalised once (lower case, the rules' character folds) and the
+//!   word-list matchers.
+//! - [`engine`]: the pipeline for one request — pre-rules → router model → validation →
+//!   search detector → post-guards → [`engine::Decision`] with its trace.
+//! - [`model`]: the pluggable router model ([`model::Model`]) and its backends.
+//! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline.
+//! - `cli`: the `turnout` command line (thin; the library does the work).
+//!
+//! The engine knows no domain: tool ids, skill ids and Russian words live in `rules/` only.
+
+pub mod cli;
+pub mod compile;
+pub mod diag;
+pub mod engine;
+pub mod model;
+pub mod rules;
+pub mod testing;
+pub mod text;
+
+pub use compile::RuleSet;
+pub use diag::{Diagnostic, Severity};

@@ -1,0 +1,99 @@
+//! The router model: the pluggable call in the middle of the pipeline. A backend implements
+//! [`Model`]; the engine gives it the context (last messages, active skill, draft flag, UI hint,
+//! the tools available here, the prompt notes) and takes back zero or more tool calls in order.
+//! The engine owns the timeout and validates whatever comes back, so a backend only talks to
+//! its model.
+
+pub mod scripted;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::compile::{RouterDef, SkillDef, ToolDef};
+use crate::engine::request::{Message, Ui};
+
+/// What the router model sees for one message.
+#[derive(Debug)]
+pub struct RouterInput<'a> {
+    /// The last messages (at most `router.history`), oldest first; the last is the user's.
+    pub messages: &'a [Message],
+    /// The active skill, if any.
+    pub skill: Option<&'a SkillDef>,
+    /// Whether a draft is shown on screen.
+    pub draft_shown: bool,
+    /// What the user is doing in the interface (a hint, not a command).
+    pub ui: Option<&'a Ui>,
+    /// The tools available in this context; nothing else may be called.
+    pub tools: Vec<&'a ToolDef>,
+    /// Every skill (the skill tool's schema already lists the allowed ids).
+    pub skills: &'a [SkillDef],
+    /// Settings and prompt notes.
+    pub router: &'a RouterDef,
+}
+
+impl RouterInput<'_> {
+    /// The user's new message.
+    pub fn message(&self) -> &str {
+        self.messages.last().map_or("", |m| m.content.as_str())
+    }
+}
+
+/// A tool call as the model returned it, before validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCall {
+    /// The tool's id.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+}
+
+/// The model's answer: calls in execution order (none: a plain answer).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelAnswer {
+    /// The calls.
+    pub calls: Vec<RawCall>,
+}
+
+/// Why the model gave no usable answer. Every one of these ends in a plain chat answer.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ModelError {
+    /// No answer within the router timeout.
+    #[error("no answer within the timeout")]
+    Timeout,
+    /// Could not reach the model.
+    #[error("could not connect: {0}")]
+    Connection(String),
+    /// The model's server refused the request for its rate limit.
+    #[error("rate limited")]
+    RateLimited,
+    /// The model's server answered with an HTTP error.
+    #[error("HTTP status {0}")]
+    Http(u16),
+    /// The answer could not be understood.
+    #[error("unreadable answer: {0}")]
+    Garbage(String),
+}
+
+impl ModelError {
+    /// A short, stable name for metrics and the trace.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Timeout => "timeout",
+            ModelError::Connection(_) => "connection",
+            ModelError::RateLimited => "rate_limited",
+            ModelError::Http(s) if *s >= 500 => "http_5xx",
+            ModelError::Http(_) => "http_4xx",
+            ModelError::Garbage(_) => "garbage",
+        }
+    }
+}
+
+/// A router model backend.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// A name for logs and status pages (e.g. `embedded`, `openai:gpt-4o-mini`).
+    fn name(&self) -> &str;
+
+    /// Asks the model which tools, if any, to call for this message.
+    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError>;
+}

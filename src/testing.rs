@@ -1,0 +1,270 @@
+//! Rule test cases: each case's request goes through the real pipeline with the case's scripted
+//! router answer, and the decision is compared with what the case expects. Used by
+//! `turnout test` and `turnout lint`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::compile::schema::SchemaCheck;
+use crate::compile::source;
+use crate::compile::{RuleSet, did_you_mean};
+use crate::diag::{Diagnostic, Location};
+use crate::engine::{self, Decision};
+use crate::model::scripted::ScriptedModel;
+use crate::rules::testcase::{Case, Expect, TestFile};
+
+/// A case read from a file, with where it is.
+#[derive(Debug, Clone)]
+pub struct LoadedCase {
+    /// The case.
+    pub case: Case,
+    /// Where it starts.
+    pub location: Location,
+}
+
+/// The result of one case.
+#[derive(Debug)]
+pub struct CaseResult {
+    /// The case's name.
+    pub name: String,
+    /// Where it is written.
+    pub location: Location,
+    /// What differed from the expectation (empty: passed).
+    pub failures: Vec<String>,
+    /// The decision the pipeline made (absent when the request itself was refused).
+    pub decision: Option<Decision>,
+}
+
+impl CaseResult {
+    /// Whether the case passed.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// The test files of a rules directory: `DIR/tests/*.yaml`, in name order.
+pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
+    let dir = rules_dir.join("tests");
+    crate::compile::rule_files(&dir).unwrap_or_default()
+}
+
+/// Reads, validates and checks the references of the cases in `files` against `rs`.
+pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diagnostic>) {
+    let check = SchemaCheck::tests();
+    let mut cases = Vec::new();
+    let mut diagnostics = Vec::new();
+    for path in files {
+        let text = match source::read_text(path) {
+            Ok(t) => t,
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        let (value, spans) = match source::parse_yaml(path, &text) {
+            Ok(v) => v,
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        let found = check.check(path, &value, &spans);
+        if !found.is_empty() {
+            diagnostics.extend(found);
+            continue;
+        }
+        let file: TestFile = match serde_json::from_value(value) {
+            Ok(f) => f,
+            Err(e) => {
+                diagnostics.push(
+                    Diagnostic::error("invalid", format!("not a test file: {e}"))
+                        .at(Some(source::locate(path, &spans, ""))),
+                );
+                continue;
+            }
+        };
+        for (i, case) in file.cases.into_iter().enumerate() {
+            let at = |p: &str| source::locate(path, &spans, &format!("/cases/{i}{p}"));
+            check_references(rs, &case, &at, &mut diagnostics);
+            cases.push(LoadedCase {
+                case,
+                location: at(""),
+            });
+        }
+    }
+    (cases, diagnostics)
+}
+
+fn check_references(
+    rs: &RuleSet,
+    case: &Case,
+    at: &dyn Fn(&str) -> Location,
+    out: &mut Vec<Diagnostic>,
+) {
+    let tool_ids: Vec<String> = rs.tools().iter().map(|t| t.id.to_string()).collect();
+    let skill_ids: Vec<String> = rs.skills().iter().map(|s| s.id.to_string()).collect();
+    let rule_ids: Vec<String> = rs.rule_ids().map(str::to_owned).collect();
+    let mut refer = |kind: &'static str, id: &str, known: &[String], pointer: String| {
+        if !known.iter().any(|k| k == id) {
+            let mut d = Diagnostic::error(
+                kind,
+                format!(
+                    "the case '{}' refers to an unknown {} '{id}'",
+                    case.name,
+                    &kind[8..]
+                ),
+            )
+            .at(Some(at(&pointer)));
+            if let Some(h) = did_you_mean(id, known) {
+                d = d.hint(h);
+            }
+            out.push(d);
+        }
+    };
+    if let Some(model) = &case.model {
+        for (j, c) in model.calls.iter().enumerate() {
+            refer(
+                "unknown-tool",
+                &c.tool,
+                &tool_ids,
+                format!("/model/calls/{j}/tool"),
+            );
+        }
+    }
+    let e = &case.expect;
+    for (key, list) in [("tools", &e.tools), ("confirm", &e.confirm)] {
+        for (j, t) in list.iter().flatten().enumerate() {
+            refer("unknown-tool", t, &tool_ids, format!("/expect/{key}/{j}"));
+        }
+    }
+    if let Some(s) = &case.request.skill {
+        refer("unknown-skill", s, &skill_ids, "/request/skill".into());
+    }
+    if let Some(Some(s)) = &e.skill {
+        refer("unknown-skill", s, &skill_ids, "/expect/skill".into());
+    }
+    for (key, list) in [("fired", &e.fired), ("not_fired", &e.not_fired)] {
+        for (j, r) in list.iter().flatten().enumerate() {
+            refer("unknown-rule", r, &rule_ids, format!("/expect/{key}/{j}"));
+        }
+    }
+}
+
+/// Runs one case through the pipeline with its scripted model.
+pub async fn run_case(rs: &RuleSet, loaded: &LoadedCase) -> CaseResult {
+    let case = &loaded.case;
+    let mut result = CaseResult {
+        name: case.name.clone(),
+        location: loaded.location.clone(),
+        failures: Vec::new(),
+        decision: None,
+    };
+    let model = match ScriptedModel::from_script(case.model.as_ref()) {
+        Ok(m) => m,
+        Err(e) => {
+            result.failures.push(e);
+            return result;
+        }
+    };
+    match engine::decide(rs, &case.request, Some(&model)).await {
+        Ok(decision) => {
+            result.failures = compare(&case.expect, &decision);
+            result.decision = Some(decision);
+        }
+        Err(e) => result
+            .failures
+            .push(format!("the request was refused: {e}")),
+    }
+    result
+}
+
+/// Runs every case, in order.
+pub async fn run_cases(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<CaseResult> {
+    let mut out = Vec::with_capacity(cases.len());
+    for c in cases {
+        out.push(run_case(rs, c).await);
+    }
+    out
+}
+
+/// Every difference between the expectation and the decision, as "key: expected X, got Y".
+pub fn compare(expect: &Expect, d: &Decision) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |key: &str, expected: String, actual: String| {
+        if expected != actual {
+            out.push(format!("{key}: expected {expected}, got {actual}"));
+        }
+    };
+    if let Some(o) = expect.outcome {
+        check("outcome", json(&o), json(&d.outcome));
+    }
+    let tools: Vec<&str> = d.calls.iter().map(|c| &*c.tool).collect();
+    if let Some(t) = &expect.tools {
+        check("tools", json(t), json(&tools));
+    }
+    if let Some(s) = &expect.skill {
+        check("skill", json(s), json(&d.skill));
+    }
+    if let Some(w) = expect.web_search {
+        check("web_search", json(&w), json(&d.web_search));
+    }
+    if let Some(m) = expect.model_called {
+        check("model_called", json(&m), json(&d.model_called));
+    }
+    if let Some(c) = &expect.confirm {
+        let confirmed: Vec<&str> = d
+            .calls
+            .iter()
+            .filter(|c| c.confirm)
+            .map(|c| &*c.tool)
+            .collect();
+        check("confirm", json(c), json(&confirmed));
+    }
+    let fired: Vec<&str> = d.trace.iter().filter_map(|s| s.rule.as_deref()).collect();
+    for id in expect.fired.iter().flatten() {
+        if !fired.contains(&id.as_str()) {
+            out.push(format!(
+                "fired: expected rule '{id}' in the trace, it is not"
+            ));
+        }
+    }
+    for id in expect.not_fired.iter().flatten() {
+        if fired.contains(&id.as_str()) {
+            out.push(format!("not_fired: rule '{id}' is in the trace"));
+        }
+    }
+    if let Some(args) = &expect.arguments {
+        if args.len() != d.calls.len() {
+            out.push(format!(
+                "arguments: expected {} calls, got {}",
+                args.len(),
+                d.calls.len()
+            ));
+        }
+        for (i, (want, call)) in args.iter().zip(&d.calls).enumerate() {
+            if !contains(&call.arguments, want) {
+                out.push(format!(
+                    "arguments[{i}]: expected to contain {}, got {}",
+                    json(want),
+                    json(&call.arguments)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `actual` contains `want` (objects: every key of `want`, recursively; else equal).
+fn contains(actual: &Value, want: &Value) -> bool {
+    match (actual, want) {
+        (Value::Object(a), Value::Object(w)) => w
+            .iter()
+            .all(|(k, wv)| a.get(k).is_some_and(|av| contains(av, wv))),
+        _ => actual == want,
+    }
+}
+
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}

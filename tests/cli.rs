@@ -1,0 +1,265 @@
+//! The `turnout` binary as a user runs it: the shipped rule pack, its test cases, and what a
+//! product manager sees when a rule file is broken.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn turnout(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("turnout starts");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    } else {
+        drop(child.stdin.take());
+    }
+    child.wait_with_output().expect("turnout finishes")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn the_shipped_rule_tests_all_pass() {
+    let out = turnout(&["test", "--rules", "rules"], None);
+    let stdout = text(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "turnout test failed:\n{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let passed: usize = last
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("last line starts with a count");
+    assert_eq!(last, format!("{passed} passed, 0 failed"));
+    assert!(passed >= 63, "only {passed} cases");
+}
+
+#[test]
+fn every_behaviour_has_a_positive_a_negative_and_a_near_miss() {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for entry in std::fs::read_dir(root().join("rules/tests")).expect("rules/tests") {
+        let path = entry.expect("entry").path();
+        let doc: serde_json::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&path).expect("read")).expect("yaml");
+        for case in doc["cases"].as_array().expect("cases") {
+            for b in case["behaviours"].as_array().into_iter().flatten() {
+                *count
+                    .entry(b.as_str().unwrap_or_default().to_owned())
+                    .or_default() += 1;
+            }
+        }
+    }
+    for n in 1..=21 {
+        let id = format!("B{n}");
+        let got = count.get(&id).copied().unwrap_or(0);
+        assert!(got >= 3, "{id} has {got} cases; at least 3 are needed");
+    }
+}
+
+#[test]
+fn a_failing_case_shows_expected_actual_and_the_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let case = r#"
+cases:
+  - name: deliberately wrong expectation
+    request:
+      messages: [{role: user, content: "где купить запчасти на запорожец"}]
+    model:
+      calls: [{tool: product_search, arguments: {query: "запчасти на запорожец"}}]
+    expect:
+      outcome: tool
+"#;
+    let file = dir.path().join("wrong.yaml");
+    std::fs::write(&file, case).expect("write");
+    let out = turnout(
+        &["test", "--rules", "rules", file.to_str().expect("utf-8")],
+        None,
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("outcome: expected \"tool\", got \"chat\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("dropped product_search"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("0 passed, 1 failed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn route_reads_a_request_and_prints_the_decision() {
+    let request = std::fs::read_to_string(root().join("examples/request.json")).expect("example");
+    let out = turnout(&["route"], Some(&request));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON decision");
+    for key in [
+        "outcome",
+        "calls",
+        "skill",
+        "web_search",
+        "model_called",
+        "trace",
+        "rules_version",
+    ] {
+        assert!(d.get(key).is_some(), "{key} missing from {d}");
+    }
+}
+
+#[test]
+fn route_jsonl_answers_line_by_line_and_flags_bad_lines() {
+    let input = concat!(
+        r#"{"messages":[{"role":"user","content":"сколько стоит айфон"}]}"#,
+        "\n",
+        r#"{"messages":"oops"}"#,
+        "\n",
+        r#"{"messages":[{"role":"user","content":"привет"}]}"#,
+        "\n"
+    );
+    let out = turnout(&["route", "--jsonl", "--model", "none"], Some(input));
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["web_search"], true);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("messages"))
+    );
+    assert_eq!(lines[2]["outcome"], "chat");
+}
+
+#[test]
+fn route_refuses_bad_input_with_exit_2() {
+    for bad in [
+        "",
+        "{",
+        r#"{"messages": []}"#,
+        r#"{"messages":[{"role":"user","content":"hi"}],"generation_mode":"smell"}"#,
+    ] {
+        let out = turnout(&["route"], Some(bad));
+        assert_eq!(out.status.code(), Some(2), "input {bad:?}");
+        assert!(
+            !text(&out.stderr).contains("panicked"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}
+
+fn broken_rules(dir: &Path, file: &str, content: &str) -> Output {
+    std::fs::copy(root().join("rules/router.yaml"), dir.join("router.yaml")).expect("copy");
+    std::fs::copy(root().join("rules/tools.yaml"), dir.join("tools.yaml")).expect("copy");
+    std::fs::copy(root().join("rules/skills.yaml"), dir.join("skills.yaml")).expect("copy");
+    std::fs::write(dir.join(file), content).expect("write");
+    turnout(&["test", "--rules", dir.to_str().expect("utf-8")], None)
+}
+
+#[test]
+fn a_broken_rule_file_is_refused_with_file_line_and_column() {
+    let cases = [
+        (
+            "guards.yaml",
+            "guards:\n  - id: g\n    description: d\n    tools: [product_serch]\n    drop_when: {longer_than: 3}\n",
+            "guards.yaml:4:13: error[unknown-tool]: unknown tool 'product_serch'",
+            Some("did you mean 'product_search'?"),
+        ),
+        (
+            "words.yaml",
+            "word_lists:\n  - id: w\n    description: d\n    patterns: ['(сколько']\nguards:\n  - id: g\n    description: d\n    drop_when: {mentions: w}\n",
+            "words.yaml:4:16: error[bad-regex]",
+            None,
+        ),
+        (
+            "guards.yaml",
+            "guards:\n  - id: g\n    description: d\n    drop_whn: {longer_than: 3}\n",
+            "guards.yaml:4:5: error[unknown-key]",
+            Some("drop_when"),
+        ),
+        (
+            "guards.yaml",
+            "guards:\n  - id: g\n    description: [unclosed\n",
+            "guards.yaml:",
+            None,
+        ),
+    ];
+    for (file, content, expected, hint) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = broken_rules(dir.path(), file, content);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "expected {expected:?} in:\n{stderr}"
+        );
+        if let Some(h) = hint {
+            assert!(stderr.contains(h), "expected hint {h:?} in:\n{stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn src_knows_no_domain() {
+    let tools = std::fs::read_to_string(root().join("rules/tools.yaml")).expect("tools");
+    let doc: serde_json::Value = serde_yaml::from_str(&tools).expect("yaml");
+    let ids: Vec<String> = doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["id"].as_str().map(str::to_owned))
+        // `web_search` is also a field of the public contract (the decision's flag).
+        .filter(|id| id.contains('_') && id != "web_search")
+        .collect();
+    assert!(ids.len() > 20);
+    let mut stack = vec![root().join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).expect("source");
+            assert!(
+                !source
+                    .chars()
+                    .any(|c| ('\u{0400}'..='\u{04FF}').contains(&c)),
+                "{} contains Cyrillic text",
+                path.display()
+            );
+            for id in &ids {
+                assert!(
+                    !source.contains(id.as_str()),
+                    "{} names tool {id}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The pipeline, driven through the library with small rule sets written here, so each test
+//! shows one mechanism independent of the shipped pack.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use turnout::compile::{Loaded, RuleSet, load_texts};
+use turnout::engine::{self, Decision, Outcome, Stage, request::Request};
+use turnout::model::scripted::ScriptedModel;
+use turnout::model::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
+
+const RULES: &str = r#"
+tools:
+  - id: skill_switch
+    description: switch a skill
+    chip: switching
+    arguments:
+      type: object
+      properties: {skill: {enum: [coach, none]}}
+      required: [skill]
+  - id: search
+    description: web search
+    chip: searching
+  - id: shop
+    description: find products
+    chip: shopping
+    arguments:
+      type: object
+      properties: {query: {type: string}}
+      required: [query]
+      additionalProperties: false
+  - id: publish
+    description: publish a post
+    chip: publishing
+    confirm: true
+  - id: edit
+    description: edit the open file
+    chip: editing
+    arguments:
+      type: object
+      properties: {file: {type: string}, instruction: {type: string}}
+      required: [file]
+  - id: partner_mail
+    description: partner mail
+    chip: mail
+    available_when: {integration: partner}
+skills:
+  - {id: coach, description: coaching, badge: Coach, auto: true}
+  - {id: files, description: files, badge: Files, auto: false}
+word_lists:
+  - id: markers
+    description: words that start a new task
+    words: ["find", "mail$"]
+  - id: where_to_buy
+    description: info questions
+    words: ["where to buy", "where can i buy"]
+  - id: pricing
+    description: price questions
+    words: ["how much", "price$"]
+    patterns: ['top\s*-?\s*\d+']
+pre_rules:
+  - id: interview-continues
+    description: short answers to the skill's question stay in the skill
+    when:
+      all:
+        - skill_active: true
+        - assistant_asked: true
+        - shorter_than: 40
+        - not: {mentions: markers}
+    then: {skill: active}
+  - id: open-file-edit
+    description: edits of the named open file go straight to the editor
+    when: {open_file_named: true}
+    then:
+      calls: [{tool: edit, arguments: {file: "{open_file}", instruction: "do: {message}"}}]
+router:
+  timeout_ms: 200
+  skill_tool: skill_switch
+  skill_argument: skill
+  leave_skill_value: none
+  notes:
+    - {id: shop-vs-search, description: confusion, text: "shop is for buying"}
+search:
+  tool: search
+  off_when: {skill_active: true}
+  rules:
+    - id: price-patterns
+      description: price questions need fresh data
+      when: {mentions: pricing}
+guards:
+  - id: shop-info-question
+    description: where-to-buy questions get words, not cards
+    tools: [shop]
+    drop_when: {mentions: where_to_buy}
+  - id: no-loops
+    description: identical successful calls are not repeated
+    drop_when: {repeats_successful_call: true}
+"#;
+
+fn ruleset() -> RuleSet {
+    let loaded = load(RULES);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    loaded.ruleset.expect("rules compile")
+}
+
+fn load(yaml: &str) -> Loaded {
+    load_texts(&[(PathBuf::from("rules/test.yaml"), yaml.to_owned())])
+}
+
+fn req(v: Value) -> Request {
+    serde_json::from_value(v).expect("valid request")
+}
+
+fn user(text: &str) -> Request {
+    req(json!({"messages": [{"role": "user", "content": text}]}))
+}
+
+fn calls(list: &[(&str, Value)]) -> ScriptedModel {
+    ScriptedModel::calls(
+        list.iter()
+            .map(|(t, a)| RawCall {
+                tool: (*t).into(),
+                arguments: a.clone(),
+            })
+            .collect(),
+    )
+}
+
+async fn decide(rs: &RuleSet, r: &Request, m: &dyn Model) -> Decision {
+    engine::decide(rs, r, Some(m)).await.expect("routable")
+}
+
+fn tools(d: &Decision) -> Vec<&str> {
+    d.calls.iter().map(|c| &*c.tool).collect()
+}
+
+#[tokio::test]
+async fn pre_rule_settles_without_calling_the_model() {
+    let rs = ruleset();
+    let r = req(json!({
+        "messages": [{"role": "assistant", "content": "How old is the child?"},
+                     {"role": "user", "content": "3 years"}],
+        "skill": "coach"
+    }));
+    let d = decide(&rs, &r, &calls(&[("shop", json!({"query": "x"}))])).await;
+    assert_eq!(d.outcome, Outcome::Skill);
+    assert!(!d.model_called);
+    assert_eq!(d.skill.as_deref(), Some("coach"));
+    assert_eq!(d.skill_badge.as_deref(), Some("Coach"));
+    assert_eq!(d.trace[0].rule.as_deref(), Some("interview-continues"));
+}
+
+#[tokio::test]
+async fn a_marker_word_sends_the_reply_to_the_router() {
+    let rs = ruleset();
+    let r = req(json!({
+        "messages": [{"role": "assistant", "content": "How old is the child?"},
+                     {"role": "user", "content": "find my mail"}],
+        "skill": "coach"
+    }));
+    let d = decide(&rs, &r, &calls(&[])).await;
+    assert!(d.model_called);
+    assert_eq!(d.outcome, Outcome::Skill, "the skill stays active");
+}
+
+#[tokio::test]
+async fn pre_rule_templates_fill_message_and_open_file() {
+    let rs = ruleset();
+    let r = req(json!({
+        "messages": [{"role": "user", "content": "add a row to Budget 2025"}],
+        "ui": {"open_file": {"name": "Budget 2025"}}
+    }));
+    let d = engine::decide_without_model(&rs, &r).expect("routable");
+    assert_eq!(tools(&d), ["edit"]);
+    assert_eq!(
+        d.calls[0].arguments,
+        json!({"file": "Budget 2025", "instruction": "do: add a row to Budget 2025"})
+    );
+}
+
+#[tokio::test]
+async fn model_errors_mean_plain_chat() {
+    let rs = ruleset();
+    for e in [
+        ModelError::Timeout,
+        ModelError::Http(500),
+        ModelError::Garbage("{".into()),
+    ] {
+        let d = decide(
+            &rs,
+            &user("hello there"),
+            &ScriptedModel::failing(e.clone()),
+        )
+        .await;
+        assert_eq!(d.outcome, Outcome::Chat);
+        assert!(d.calls.is_empty());
+        assert!(
+            d.trace.iter().any(|s| s.effect.contains(e.kind())),
+            "{:?}",
+            d.trace
+        );
+    }
+}
+
+struct Sleeper;
+
+#[async_trait]
+impl Model for Sleeper {
+    fn name(&self) -> &str {
+        "sleeper"
+    }
+    async fn route(&self, _: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(ModelAnswer::default())
+    }
+}
+
+#[tokio::test]
+async fn the_router_timeout_comes_from_the_rules() {
+    let rs = ruleset();
+    let started = Instant::now();
+    let d = decide(&rs, &user("hello there"), &Sleeper).await;
+    let waited = started.elapsed();
+    assert_eq!(d.outcome, Outcome::Chat);
+    assert!(d.trace.iter().any(|s| s.effect == "model error: timeout"));
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+#[tokio::test]
+async fn an_invalid_answer_is_discarded_whole() {
+    let rs = ruleset();
+    let cases = [
+        (
+            vec![
+                ("shop", json!({"query": "a"})),
+                ("publish", json!({})),
+                ("shop", json!({"query": "b"})),
+            ],
+            "too_many_calls",
+        ),
+        (
+            vec![("shop", json!({"query": "a"})), ("teleport", json!({}))],
+            "unknown_tool",
+        ),
+        (vec![("shop", json!({"query": 7}))], "invalid_arguments"),
+        (vec![("partner_mail", json!({}))], "unavailable_tool"),
+    ];
+    for (answer, kind) in cases {
+        let d = decide(&rs, &user("buy a kettle"), &calls(&answer)).await;
+        assert_eq!(d.outcome, Outcome::Chat, "{kind}");
+        let step = d
+            .trace
+            .iter()
+            .find(|s| s.stage == Stage::Validate)
+            .expect("validation step");
+        assert!(step.effect.contains(kind), "{kind}: {step:?}");
+    }
+}
+
+#[tokio::test]
+async fn conditional_tools_are_offered_and_accepted_only_in_context() {
+    let rs = ruleset();
+    let with = req(
+        json!({"messages": [{"role": "user", "content": "mail"}], "integrations": ["partner"]}),
+    );
+    let d = decide(&rs, &with, &calls(&[("partner_mail", json!({}))])).await;
+    assert_eq!(tools(&d), ["partner_mail"]);
+    let offered = |d: &Decision| {
+        d.trace
+            .iter()
+            .find(|s| s.stage == Stage::Router)
+            .map(|s| s.why.to_string())
+    };
+    assert!(offered(&d).is_some_and(|w| w.contains("offered 6 tools")));
+    let without = decide(&rs, &user("mail"), &calls(&[])).await;
+    assert!(offered(&without).is_some_and(|w| w.contains("offered 5 tools")));
+}
+
+#[tokio::test]
+async fn skill_switch_sets_and_leaves_the_skill() {
+    let rs = ruleset();
+    let d = decide(
+        &rs,
+        &user("coach me"),
+        &calls(&[("skill_switch", json!({"skill": "coach"}))]),
+    )
+    .await;
+    assert_eq!(
+        (d.outcome, d.skill.as_deref()),
+        (Outcome::Skill, Some("coach"))
+    );
+    assert!(d.calls.is_empty(), "the switch is not a call to run");
+
+    let mut r = user("stop coaching");
+    r.skill = Some("coach".into());
+    let d = decide(
+        &rs,
+        &r,
+        &calls(&[("skill_switch", json!({"skill": "none"}))]),
+    )
+    .await;
+    assert_eq!((d.outcome, d.skill.as_deref()), (Outcome::Chat, None));
+
+    // A button-only skill is refused by the schema's enum: nothing switches.
+    let d = decide(
+        &rs,
+        &user("files"),
+        &calls(&[("skill_switch", json!({"skill": "files"}))]),
+    )
+    .await;
+    assert_eq!((d.outcome, d.skill.as_deref()), (Outcome::Chat, None));
+}
+
+#[tokio::test]
+async fn search_patterns_or_the_model_turn_search_on_but_not_in_a_skill() {
+    let rs = ruleset();
+    let d = decide(&rs, &user("How much is a top-10 laptop"), &calls(&[])).await;
+    assert!(d.web_search);
+    let step = d
+        .trace
+        .iter()
+        .find(|s| s.stage == Stage::Search)
+        .expect("search step");
+    assert_eq!(step.rule.as_deref(), Some("price-patterns"));
+    assert!(
+        step.why.contains("'how much'") && step.why.contains("at 0..8"),
+        "{}",
+        step.why
+    );
+
+    let d = decide(
+        &rs,
+        &user("tell me a joke"),
+        &calls(&[("search", json!({}))]),
+    )
+    .await;
+    assert!(d.web_search);
+    assert!(d.calls.is_empty());
+
+    let mut r = user("how much is it, really, in the end");
+    r.skill = Some("coach".into());
+    r.web_search_toggle = true;
+    let d = decide(&rs, &r, &calls(&[("search", json!({}))])).await;
+    assert!(!d.web_search);
+}
+
+#[tokio::test]
+async fn guards_veto_with_the_matched_pattern_and_where() {
+    let rs = ruleset();
+    let d = decide(
+        &rs,
+        &user("Where to buy spare parts"),
+        &calls(&[
+            ("shop", json!({"query": "spare parts"})),
+            ("publish", json!({})),
+        ]),
+    )
+    .await;
+    assert_eq!(tools(&d), ["publish"]);
+    assert!(d.calls[0].confirm);
+    let step = d
+        .trace
+        .iter()
+        .find(|s| s.stage == Stage::Guard)
+        .expect("guard step");
+    assert_eq!(step.rule.as_deref(), Some("shop-info-question"));
+    assert_eq!(step.effect, "dropped shop");
+    assert!(
+        step.why.contains("'where to buy'") && step.why.contains("0..12"),
+        "{}",
+        step.why
+    );
+}
+
+#[tokio::test]
+async fn identical_successful_calls_are_not_repeated() {
+    let rs = ruleset();
+    let mut r = user("again please");
+    r.recent_calls = serde_json::from_value(json!([
+        {"tool": "shop", "arguments": {"query": "kettle"}, "ok": true}
+    ]))
+    .expect("calls");
+    let d = decide(&rs, &r, &calls(&[("shop", json!({"query": "kettle"}))])).await;
+    assert!(d.calls.is_empty());
+    let d = decide(&rs, &r, &calls(&[("shop", json!({"query": "toaster"}))])).await;
+    assert_eq!(tools(&d), ["shop"]);
+}
+
+#[test]
+fn bad_requests_are_refused() {
+    let rs = ruleset();
+    for bad in [
+        json!({"messages": []}),
+        json!({"messages": [{"role": "user", "content": "   "}]}),
+        json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+    ] {
+        assert!(engine::decide_without_model(&rs, &req(bad)).is_err());
+    }
+}
+
+#[test]
+fn every_problem_is_reported_with_its_place() {
+    let broken = RULES
+        .replace("tools: [shop]", "tools: [shopp]")
+        .replace("{mentions: pricing}", "{mentions: prcing}")
+        .replace(r"'top\s*-?\s*\d+'", "'top(('");
+    let loaded = load(&broken);
+    assert!(loaded.ruleset.is_none());
+    let codes: Vec<&str> = loaded.diagnostics.iter().map(|d| d.code).collect();
+    for code in ["unknown-tool", "unknown-list", "bad-regex"] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}");
+    }
+    let tool = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "unknown-tool")
+        .expect("found");
+    assert_eq!(tool.hint.as_deref(), Some("did you mean 'shop'?"));
+    let loc = tool.location.as_ref().expect("located");
+    let line = broken.lines().nth(loc.line - 1).expect("line exists");
+    assert!(
+        line[loc.column - 1..].starts_with("shopp"),
+        "{line:?} col {}",
+        loc.column
+    );
+}
+
+#[test]
+fn the_version_changes_with_the_content() {
+    let a = ruleset();
+    let b = load(&RULES.replace("timeout_ms: 200", "timeout_ms: 300"))
+        .ruleset
+        .expect("compiles");
+    assert_ne!(a.version, b.version);
+    assert_eq!(a.version, ruleset().version);
+}
