@@ -110,3 +110,22 @@ fn request_phrases() {
     assert!(find_phrase(&text, &normalize("Бюджет 2025")).is_none());
     assert!(find_phrase(&normalize("бюджет-2025 открой"), &normalize("Бюджет 2025")).is_some());
 }
+
+#[test]
+fn the_fast_normaliser_agrees_with_unicode_lower_casing() {
+    // Two-byte characters go through the table, longer ones through the Unicode tables.
+    let text = "ПрИвЕт, ЁЖИК! Ǆ ΣΊΣΥΦΟΣ Ⱥ ẞ İ 日本 😀 Straße ÀÉÎ";
+    let reference: String = text
+        .chars()
+        .map(|c| {
+            let mut l = c.to_lowercase();
+            match (l.next(), l.next()) {
+                (Some('ё'), None) => 'е',
+                (Some(x), None) => x,
+                _ => c,
+            }
+        })
+        .collect();
+    assert_eq!(normalize(text), reference);
+    assert_eq!(normalize(text).chars().count(), text.chars().count());
+}

@@ -2,6 +2,9 @@
 //! a result for the trace. Evaluation allocates nothing but what a file-name lookup needs;
 //! explanations are only built for rules that fired.
 
+use std::cell::Cell;
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use super::Pending;
@@ -20,6 +23,33 @@ pub(crate) struct Ctx<'a> {
     /// Its length in characters.
     pub chars: usize,
     pub skill: Option<usize>,
+    /// Test coverage only: records the word lists consulted. `None` on the decision path.
+    pub probe: Option<&'a super::probe::Probe>,
+    /// The last word-list hit `eval` found, so explaining a rule that fired does not scan the
+    /// message again.
+    pub last_hit: Cell<Option<(usize, Hit)>>,
+}
+
+/// The explanation of a trace step: facts joined by `; `, built in one string.
+#[derive(Debug, Default)]
+pub(crate) struct Why(String);
+
+impl Why {
+    pub fn fact(&mut self, args: std::fmt::Arguments<'_>) {
+        if !self.0.is_empty() {
+            self.0.push_str("; ");
+        }
+        // Writing into a String cannot fail.
+        let _ = self.0.write_fmt(args);
+    }
+
+    pub fn text(&mut self, fact: &str) {
+        self.fact(format_args!("{fact}"));
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
 }
 
 impl Ctx<'_> {
@@ -30,7 +60,18 @@ impl Ctx<'_> {
             Cond::Not(c) => !self.eval(c, call),
             Cond::LongerThan(n) => self.chars > *n,
             Cond::ShorterThan(n) => self.chars < *n,
-            Cond::Mentions(l) => self.rs.lists[*l].matcher.is_match(self.text),
+            Cond::Mentions(l) => {
+                if let Some(probe) = self.probe {
+                    probe.mark(*l);
+                }
+                match self.rs.lists[*l].matcher.find(self.text) {
+                    Some(hit) => {
+                        self.last_hit.set(Some((*l, hit)));
+                        true
+                    }
+                    None => false,
+                }
+            }
             Cond::SkillActive(SkillIs::Any) => self.skill.is_some(),
             Cond::SkillActive(SkillIs::None) => self.skill.is_none(),
             Cond::SkillActive(SkillIs::Id(i)) => self.skill == Some(*i),
@@ -57,8 +98,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// Facts that explain why `c` has the value it has, e.g. `matched 'where to buy' at 0..12`.
-    pub fn explain(&self, c: &Cond, call: Option<&Pending>, out: &mut Vec<String>) {
+    /// Facts that explain why `c` has the value it has, e.g. `matched 'where to buy' at 0..12`,
+    /// written into one string (this runs for every rule that fires, so it allocates once).
+    pub fn explain(&self, c: &Cond, call: Option<&Pending>, out: &mut Why) {
         let value = self.eval(c, call);
         match c {
             Cond::All(v) | Cond::Any(v) => {
@@ -75,58 +117,52 @@ impl Ctx<'_> {
                 }
             }
             Cond::Not(c) => self.explain(c, call, out),
-            Cond::LongerThan(n) | Cond::ShorterThan(n) => {
-                out.push(format!(
-                    "the message has {} characters (limit {n})",
-                    self.chars
-                ));
-            }
+            Cond::LongerThan(n) | Cond::ShorterThan(n) => out.fact(format_args!(
+                "the message has {} characters (limit {n})",
+                self.chars
+            )),
             Cond::Mentions(l) => {
                 let list = &self.rs.lists[*l];
-                match list.matcher.find(self.text) {
-                    Some(hit) => out.push(self.describe_hit(&list.entries, &list.id, hit)),
-                    None => out.push(format!("nothing from '{}'", list.id)),
+                match self.find(*l) {
+                    Some(hit) => self.describe_hit(&list.entries, &list.id, hit, out),
+                    None => out.fact(format_args!("nothing from '{}'", list.id)),
                 }
             }
-            Cond::SkillActive(_) => out.push(match self.skill {
-                Some(i) => format!("skill '{}' is active", self.rs.skills[i].id),
-                None => "no skill is active".to_owned(),
-            }),
-            Cond::AssistantAsked(_) => out.push(
-                if self.assistant_asked() {
-                    "the assistant's last message asked a question"
-                } else {
-                    "the assistant's last message was not a question"
-                }
-                .to_owned(),
-            ),
-            Cond::DraftShown(_) => out.push(format!("draft shown: {}", self.req.draft_shown)),
-            Cond::GenerationMode(_) => out.push(match self.req.generation_mode {
-                Some(m) => format!("generation mode '{}' is on", m.as_str()),
-                None => "no generation mode".to_owned(),
-            }),
-            Cond::Attachment { kind, .. } => out.push(if value {
-                format!("a {kind} is attached")
+            Cond::SkillActive(_) => match self.skill {
+                Some(i) => out.fact(format_args!("skill '{}' is active", self.rs.skills[i].id)),
+                None => out.text("no skill is active"),
+            },
+            Cond::AssistantAsked(_) => out.text(if self.assistant_asked() {
+                "the assistant's last message asked a question"
             } else {
-                format!("no matching {kind} attached")
+                "the assistant's last message was not a question"
             }),
-            Cond::UiMode(_) => out.push(match self.ui_mode() {
-                Some(m) => format!("ui mode '{m}'"),
-                None => "no ui mode".to_owned(),
-            }),
-            Cond::FileOpen(_) => out.push(match self.open_file() {
-                Some(f) => format!("file '{f}' is open"),
-                None => "no file is open".to_owned(),
-            }),
-            Cond::OpenFileNamed(_) => out.push(match (self.open_file(), self.open_file_named()) {
+            Cond::DraftShown(_) => out.fact(format_args!("draft shown: {}", self.req.draft_shown)),
+            Cond::GenerationMode(_) => match self.req.generation_mode {
+                Some(m) => out.fact(format_args!("generation mode '{}' is on", m.as_str())),
+                None => out.text("no generation mode"),
+            },
+            Cond::Attachment { kind, .. } if value => {
+                out.fact(format_args!("a {kind} is attached"))
+            }
+            Cond::Attachment { kind, .. } => out.fact(format_args!("no matching {kind} attached")),
+            Cond::UiMode(_) => match self.ui_mode() {
+                Some(m) => out.fact(format_args!("ui mode '{m}'")),
+                None => out.text("no ui mode"),
+            },
+            Cond::FileOpen(_) => match self.open_file() {
+                Some(f) => out.fact(format_args!("file '{f}' is open")),
+                None => out.text("no file is open"),
+            },
+            Cond::OpenFileNamed(_) => match (self.open_file(), self.open_file_named()) {
                 (Some(f), Some((s, e))) => {
                     let (s, e) = hit_chars(self.text, s, e);
-                    format!("the open file '{f}' is named at {s}..{e}")
+                    out.fact(format_args!("the open file '{f}' is named at {s}..{e}"))
                 }
-                (Some(f), None) => format!("the open file '{f}' is not named"),
-                (None, _) => "no file is open".to_owned(),
-            }),
-            Cond::Integration(i) => out.push(format!(
+                (Some(f), None) => out.fact(format_args!("the open file '{f}' is not named")),
+                (None, _) => out.text("no file is open"),
+            },
+            Cond::Integration(i) => out.fact(format_args!(
                 "integration '{i}' {}",
                 if value {
                     "is connected"
@@ -134,7 +170,7 @@ impl Ctx<'_> {
                     "is not connected"
                 }
             )),
-            Cond::SearchToggle(_) => out.push(format!(
+            Cond::SearchToggle(_) => out.fact(format_args!(
                 "the search toggle is {}",
                 if self.req.web_search_toggle {
                     "on"
@@ -142,33 +178,44 @@ impl Ctx<'_> {
                     "off"
                 }
             )),
-            Cond::Argument { name, .. } => out.push(match argument(call, name) {
-                Some(v) => format!("argument {name} = {v}"),
-                None => format!("no argument {name}"),
+            Cond::Argument { name, .. } => match argument(call, name) {
+                Some(v) => out.fact(format_args!("argument {name} = {v}")),
+                None => out.fact(format_args!("no argument {name}")),
+            },
+            Cond::ArgumentInMessage(name) => match argument(call, name) {
+                Some(v) if value => out.fact(format_args!(
+                    "argument {name} = {v} is named in the message"
+                )),
+                Some(v) => out.fact(format_args!(
+                    "argument {name} = {v} is not named in the message"
+                )),
+                None => out.fact(format_args!("no argument {name}")),
+            },
+            Cond::RepeatsSuccessfulCall(_) => out.text(if self.repeats(call) {
+                "an identical call already succeeded in this chat"
+            } else {
+                "no identical successful call in this chat"
             }),
-            Cond::ArgumentInMessage(name) => out.push(match argument(call, name) {
-                Some(v) if value => format!("argument {name} = {v} is named in the message"),
-                Some(v) => format!("argument {name} = {v} is not named in the message"),
-                None => format!("no argument {name}"),
-            }),
-            Cond::RepeatsSuccessfulCall(_) => out.push(
-                if self.repeats(call) {
-                    "an identical call already succeeded in this chat"
-                } else {
-                    "no identical successful call in this chat"
-                }
-                .to_owned(),
-            ),
             Cond::Invalid => {}
         }
     }
 
+    /// The first hit of word list `l`, remembered from `eval` when it was the last list found.
+    fn find(&self, l: usize) -> Option<Hit> {
+        match self.last_hit.get() {
+            Some((list, hit)) if list == l => Some(hit),
+            _ => self.rs.lists[l].matcher.find(self.text),
+        }
+    }
+
     /// `matched 'where to buy' (buying: 'where to b') at 0..12`.
-    pub fn describe_hit(&self, entries: &[String], list: &str, hit: Hit) -> String {
+    pub fn describe_hit(&self, entries: &[String], list: &str, hit: Hit, out: &mut Why) {
         let (s, e) = hit.char_span(self.text);
         let matched = &self.text[hit.start..hit.end];
         let entry = entries.get(hit.entry).map_or("", String::as_str);
-        format!("matched '{matched}' ({list}: '{entry}') at {s}..{e}")
+        out.fact(format_args!(
+            "matched '{matched}' ({list}: '{entry}') at {s}..{e}"
+        ));
     }
 
     pub fn assistant_asked(&self) -> bool {

@@ -2,6 +2,7 @@
 //! order; the first whose `drop_when` holds vetoes it.
 
 use super::Run;
+use super::eval::Why;
 use super::trace::{Stage, TraceStep};
 
 impl Run<'_> {
@@ -16,13 +17,13 @@ impl Run<'_> {
             match veto {
                 None => self.calls.push(call),
                 Some(guard) => {
-                    let mut why = Vec::new();
+                    let mut why = Why::default();
                     self.cx.explain(&guard.drop_when, Some(&call), &mut why);
                     self.trace.push(TraceStep::new(
                         Stage::Guard,
                         Some(guard.id.clone()),
                         format!("dropped {}", rs.tools[call.tool].id),
-                        why.join("; "),
+                        why.into_string(),
                     ));
                 }
             }

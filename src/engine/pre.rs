@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::eval::Why;
 use super::trace::{Stage, TraceStep};
 use super::{Pending, Run};
 use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
@@ -14,7 +15,7 @@ impl Run<'_> {
         let Some(rule) = rs.pre_rules.iter().find(|r| self.cx.eval(&r.when, None)) else {
             return false;
         };
-        let mut why = Vec::new();
+        let mut why = Why::default();
         self.cx.explain(&rule.when, None, &mut why);
         let effect = match &rule.action {
             ActionDef::Skill(target) => {
@@ -46,7 +47,7 @@ impl Run<'_> {
             Stage::Pre,
             Some(rule.id.clone()),
             effect,
-            why.join("; "),
+            why.into_string(),
         ));
         true
     }

@@ -2,6 +2,7 @@
 //! shipped pack); otherwise on when the model asked for it or any search rule fires.
 
 use super::Run;
+use super::eval::Why;
 use super::trace::{Stage, TraceStep};
 
 impl Run<'_> {
@@ -13,13 +14,13 @@ impl Run<'_> {
         if let Some(off) = &search.off_when
             && self.cx.eval(off, None)
         {
-            let mut why = Vec::new();
+            let mut why = Why::default();
             self.cx.explain(off, None, &mut why);
             self.trace.push(TraceStep::new(
                 Stage::Search,
                 None,
                 "web search off",
-                why.join("; "),
+                why.into_string(),
             ));
             return false;
         }
@@ -35,13 +36,13 @@ impl Run<'_> {
         let Some(rule) = search.rules.iter().find(|r| self.cx.eval(&r.when, None)) else {
             return false;
         };
-        let mut why = Vec::new();
+        let mut why = Why::default();
         self.cx.explain(&rule.when, None, &mut why);
         self.trace.push(TraceStep::new(
             Stage::Search,
             Some(rule.id.clone()),
             "web search on",
-            why.join("; "),
+            why.into_string(),
         ));
         true
     }
