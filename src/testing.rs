@@ -10,6 +10,7 @@ use crate::compile::schema::SchemaCheck;
 use crate::compile::source;
 use crate::compile::{RuleSet, did_you_mean};
 use crate::diag::{Diagnostic, Location};
+use crate::engine::probe::Probe;
 use crate::engine::{self, Decision};
 use crate::model::scripted::ScriptedModel;
 use crate::rules::testcase::{Case, Expect, TestFile};
@@ -49,7 +50,8 @@ pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
     crate::compile::rule_files(&dir).unwrap_or_default()
 }
 
-/// Reads, validates and checks the references of the cases in `files` against `rs`.
+/// Reads, validates and checks the references of the cases in `files` against `rs`. Cases that
+/// refer to an unknown tool, skill or rule are reported and left out.
 pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diagnostic>) {
     let check = SchemaCheck::tests();
     let mut cases = Vec::new();
@@ -86,11 +88,16 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
         };
         for (i, case) in file.cases.into_iter().enumerate() {
             let at = |p: &str| source::locate(path, &spans, &format!("/cases/{i}{p}"));
+            let before = diagnostics.len();
             check_references(rs, &case, &at, &mut diagnostics);
-            cases.push(LoadedCase {
-                case,
-                location: at(""),
-            });
+            // A case that names what does not exist is wrong already; running it would only
+            // add a second, confusing failure.
+            if diagnostics.len() == before {
+                cases.push(LoadedCase {
+                    case,
+                    location: at(""),
+                });
+            }
         }
     }
     (cases, diagnostics)
@@ -153,6 +160,15 @@ fn check_references(
 
 /// Runs one case through the pipeline with its scripted model.
 pub async fn run_case(rs: &RuleSet, loaded: &LoadedCase) -> CaseResult {
+    run_case_probed(rs, loaded, None).await
+}
+
+/// [`run_case`], recording in `probe` which word lists the decision consulted (coverage).
+pub async fn run_case_probed(
+    rs: &RuleSet,
+    loaded: &LoadedCase,
+    probe: Option<&Probe>,
+) -> CaseResult {
     let case = &loaded.case;
     let mut result = CaseResult {
         name: case.name.clone(),
@@ -167,7 +183,7 @@ pub async fn run_case(rs: &RuleSet, loaded: &LoadedCase) -> CaseResult {
             return result;
         }
     };
-    match engine::decide(rs, &case.request, Some(&model)).await {
+    match engine::decide_probed(rs, &case.request, Some(&model), probe).await {
         Ok(decision) => {
             result.failures = compare(&case.expect, &decision);
             result.decision = Some(decision);

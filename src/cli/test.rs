@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{load_rules, runtime};
+use super::runtime;
+use crate::compile;
+use crate::lint::coverage::{self, Coverage};
+use crate::report::{self, Sources};
 use crate::testing;
 
 #[derive(Debug, clap::Args)]
@@ -16,10 +19,27 @@ pub struct Args {
     /// Print every case, not only the failing ones.
     #[arg(long, short)]
     verbose: bool,
+    /// Report which rules and word-list entries no case exercised.
+    #[arg(long)]
+    coverage: bool,
+    /// Fail (exit 1) when coverage is below PCT percent (implies --coverage).
+    #[arg(long, value_name = "PCT", value_parser = super::lint::parse_percent)]
+    min_coverage: Option<f64>,
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let Some(rs) = load_rules(&args.rules) else {
+    let loaded = compile::load_dir(&args.rules);
+    let mut sources = Sources::new();
+    for d in &loaded.diagnostics {
+        eprintln!("{}", report::human(d, &mut sources));
+    }
+    let Some(rs) = &loaded.ruleset else {
+        if !loaded.diagnostics.iter().any(|d| d.is_error()) {
+            eprintln!(
+                "error: the rules in {} could not be loaded",
+                args.rules.display()
+            );
+        }
         return ExitCode::from(2);
     };
     let files = if args.files.is_empty() {
@@ -27,9 +47,9 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         args.files
     };
-    let (cases, diagnostics) = testing::load_cases(&rs, &files);
+    let (cases, diagnostics) = testing::load_cases(rs, &files);
     for d in &diagnostics {
-        eprintln!("{d}");
+        eprintln!("{}", report::human(d, &mut sources));
     }
     let rt = match runtime() {
         Ok(rt) => rt,
@@ -38,7 +58,8 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let results = rt.block_on(testing::run_cases(&rs, &cases));
+    let mut coverage = Coverage::new(rs, &loaded);
+    let results = rt.block_on(coverage::run_cases(rs, &cases, &mut coverage));
     let mut failed = diagnostics.iter().filter(|d| d.is_error()).count();
     let mut passed = 0;
     for r in &results {
@@ -70,8 +91,28 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
+    let mut below = false;
+    if args.coverage || args.min_coverage.is_some() {
+        let uncovered = coverage.uncovered_lines();
+        if !uncovered.is_empty() {
+            println!("not exercised by any test case:");
+        }
+        for line in uncovered {
+            println!("  {line}");
+        }
+        println!("{}", coverage.summary());
+        if let Some(min) = args.min_coverage
+            && coverage.percent() < min
+        {
+            below = true;
+            println!(
+                "error[min-coverage]: coverage {:.1}% is below the required {min}%",
+                coverage.percent()
+            );
+        }
+    }
     println!("{passed} passed, {failed} failed");
-    if failed == 0 {
+    if failed == 0 && !below {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -1,0 +1,338 @@
+//! A small decision procedure for compiled conditions: can this condition ever hold, and does
+//! one condition imply another? Used to find rules that can never fire.
+//!
+//! A condition is put in disjunctive normal form (an `any` of `all`s of possibly negated
+//! atoms), dropping every conjunction that contradicts itself; it can hold iff a conjunction is
+//! left. `a` implies `b` iff `a and not b` can never hold. Atoms are opaque except for what the
+//! engine guarantees about them:
+//!
+//! - the message length is one number: `longer_than: 20` and `shorter_than: 10` contradict;
+//! - at most one skill is active: `skill_active: x` contradicts `skill_active: y` and
+//!   `skill_active: false`; at most one generation mode, and one interface mode, likewise;
+//! - a photo with a face is a photo: `attachment: {kind: photo, face: true}` implies
+//!   `attachment: {kind: photo}`;
+//! - a file named in the message is open: `open_file_named: true` implies `file_open: true`;
+//! - an argument has one value: `argument: {one_of: [a]}` contradicts `one_of: [b]`.
+//!
+//! Everything else, `mentions` above all, is treated as independent: two word lists may share
+//! words, so nothing is concluded from them. The answers are therefore sound but incomplete:
+//! "never holds" and "implies" are only said when they are certain. A condition too large to
+//! expand (more than [`MAX_TERMS`] conjunctions) is not judged.
+
+use serde_json::Value;
+
+use crate::compile::ruleset::{Cond, SkillIs};
+use crate::engine::request::GenerationMode;
+
+/// The most conjunctions a normal form may have before the question is left undecided.
+pub const MAX_TERMS: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Atom<'c> {
+    LongerThan(usize),
+    ShorterThan(usize),
+    Mentions(usize),
+    SomeSkill,
+    Skill(usize),
+    AssistantAsked,
+    DraftShown,
+    SomeGenerationMode,
+    GenerationMode(GenerationMode),
+    Attachment(&'c str, Option<bool>),
+    UiMode(&'c str),
+    FileOpen,
+    OpenFileNamed,
+    Integration(&'c str),
+    SearchToggle,
+    Argument(&'c str, &'c [Value]),
+    ArgumentInMessage(&'c str),
+    RepeatsSuccessfulCall,
+}
+
+/// An atom, holding (`true`) or not.
+type Lit<'c> = (Atom<'c>, bool);
+/// A conjunction of literals.
+type Term<'c> = Vec<Lit<'c>>;
+
+/// Whether `c` can hold for some request. `None`: too large to decide.
+pub(crate) fn satisfiable(c: &Cond) -> Option<bool> {
+    dnf(c, true).map(|terms| !terms.is_empty())
+}
+
+/// Whether every request for which `a` holds also makes `b` hold. `None`: too large to decide.
+pub(crate) fn implies(a: &Cond, b: &Cond) -> Option<bool> {
+    let terms = product(dnf(a, true)?, dnf(b, false)?)?;
+    Some(terms.is_empty())
+}
+
+/// The normal form of `c` (of `not c` when `positive` is false), without contradictory terms.
+fn dnf(c: &Cond, positive: bool) -> Option<Vec<Term<'_>>> {
+    match c {
+        Cond::All(parts) | Cond::Any(parts) => {
+            // `all` is a conjunction, and so is a negated `any` (De Morgan).
+            let conjunction = matches!(c, Cond::All(_)) == positive;
+            if conjunction {
+                let mut acc: Vec<Term> = vec![Vec::new()];
+                for p in parts {
+                    acc = product(acc, dnf(p, positive)?)?;
+                    if acc.is_empty() {
+                        break;
+                    }
+                }
+                Some(acc)
+            } else {
+                let mut acc = Vec::new();
+                for p in parts {
+                    acc.extend(dnf(p, positive)?);
+                    if acc.len() > MAX_TERMS {
+                        return None;
+                    }
+                }
+                Some(acc)
+            }
+        }
+        Cond::Not(inner) => dnf(inner, !positive),
+        // Never in a compiled ruleset; undecided rather than wrong.
+        Cond::Invalid => None,
+        atom => {
+            let (a, holds) = atom_of(atom)?;
+            let term = vec![(a, holds == positive)];
+            Some(if contradicts(&term) {
+                Vec::new()
+            } else {
+                vec![term]
+            })
+        }
+    }
+}
+
+/// Every conjunction of one term of `a` with one of `b`, without the contradictory ones.
+fn product<'c>(a: Vec<Term<'c>>, b: Vec<Term<'c>>) -> Option<Vec<Term<'c>>> {
+    let mut out = Vec::new();
+    for ta in &a {
+        for tb in &b {
+            let mut t = ta.clone();
+            for lit in tb {
+                if !t.contains(lit) {
+                    t.push(*lit);
+                }
+            }
+            if !contradicts(&t) {
+                out.push(t);
+                if out.len() > MAX_TERMS {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The atom a leaf condition tests, and whether the leaf asks for it to hold.
+fn atom_of(c: &Cond) -> Option<(Atom<'_>, bool)> {
+    Some(match c {
+        Cond::LongerThan(n) => (Atom::LongerThan(*n), true),
+        Cond::ShorterThan(n) => (Atom::ShorterThan(*n), true),
+        Cond::Mentions(l) => (Atom::Mentions(*l), true),
+        Cond::SkillActive(SkillIs::Any) => (Atom::SomeSkill, true),
+        Cond::SkillActive(SkillIs::None) => (Atom::SomeSkill, false),
+        Cond::SkillActive(SkillIs::Id(i)) => (Atom::Skill(*i), true),
+        Cond::AssistantAsked(b) => (Atom::AssistantAsked, *b),
+        Cond::DraftShown(b) => (Atom::DraftShown, *b),
+        Cond::GenerationMode(None) => (Atom::SomeGenerationMode, true),
+        Cond::GenerationMode(Some(m)) => (Atom::GenerationMode(*m), true),
+        Cond::Attachment { kind, face } => (Atom::Attachment(kind, *face), true),
+        Cond::UiMode(m) => (Atom::UiMode(m), true),
+        Cond::FileOpen(b) => (Atom::FileOpen, *b),
+        Cond::OpenFileNamed(b) => (Atom::OpenFileNamed, *b),
+        Cond::Integration(i) => (Atom::Integration(i), true),
+        Cond::SearchToggle(b) => (Atom::SearchToggle, *b),
+        Cond::Argument { name, one_of } => (Atom::Argument(name, one_of), true),
+        Cond::ArgumentInMessage(n) => (Atom::ArgumentInMessage(n), true),
+        Cond::RepeatsSuccessfulCall(b) => (Atom::RepeatsSuccessfulCall, *b),
+        Cond::All(_) | Cond::Any(_) | Cond::Not(_) | Cond::Invalid => return None,
+    })
+}
+
+/// Whether a conjunction can never hold.
+fn contradicts(term: &[Lit]) -> bool {
+    for (i, a) in term.iter().enumerate() {
+        for b in &term[i + 1..] {
+            if clash(*a, *b) || clash(*b, *a) {
+                return true;
+            }
+        }
+    }
+    // The message length: the lowest and highest length the literals allow.
+    let (mut low, mut high) = (0usize, usize::MAX);
+    for &(atom, holds) in term {
+        match (atom, holds) {
+            (Atom::LongerThan(n), true) => low = low.max(n.saturating_add(1)),
+            (Atom::LongerThan(n), false) => high = high.min(n),
+            (Atom::ShorterThan(0), true) => return true,
+            (Atom::ShorterThan(n), true) => high = high.min(n - 1),
+            (Atom::ShorterThan(n), false) => low = low.max(n),
+            (Atom::Argument(_, []), true) => return true,
+            _ => {}
+        }
+    }
+    low > high
+}
+
+/// Whether `a` and `b` cannot both be as given (checked in both orders by the caller).
+fn clash((a, pa): Lit, (b, pb): Lit) -> bool {
+    if a == b {
+        return pa != pb;
+    }
+    match (a, b) {
+        (Atom::Skill(_), Atom::Skill(_)) => pa && pb,
+        (Atom::Skill(_), Atom::SomeSkill) => pa && !pb,
+        (Atom::GenerationMode(_), Atom::GenerationMode(_)) => pa && pb,
+        (Atom::GenerationMode(_), Atom::SomeGenerationMode) => pa && !pb,
+        (Atom::UiMode(_), Atom::UiMode(_)) => pa && pb,
+        (Atom::OpenFileNamed, Atom::FileOpen) => pa && !pb,
+        // A specific attachment is there, but no attachment of that kind at all is.
+        (Atom::Attachment(k1, Some(_)), Atom::Attachment(k2, None)) => k1 == k2 && pa && !pb,
+        (Atom::Argument(n1, v1), Atom::Argument(n2, v2)) if n1 == n2 => {
+            // One value: it cannot be in two disjoint sets, nor in `v1` and outside `v2` when
+            // `v1` is a subset of `v2`.
+            pa && if pb {
+                !v1.iter().any(|v| v2.contains(v))
+            } else {
+                v1.iter().all(|v| v2.contains(v))
+            }
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn all(v: Vec<Cond>) -> Cond {
+        Cond::All(v)
+    }
+    fn any(v: Vec<Cond>) -> Cond {
+        Cond::Any(v)
+    }
+    fn not(c: Cond) -> Cond {
+        Cond::Not(Box::new(c))
+    }
+    fn sat(c: &Cond) -> bool {
+        satisfiable(c).expect("decided")
+    }
+    fn imp(a: &Cond, b: &Cond) -> bool {
+        implies(a, b).expect("decided")
+    }
+
+    #[test]
+    fn lengths_are_one_number() {
+        assert!(!sat(&all(vec![
+            Cond::LongerThan(20),
+            Cond::ShorterThan(10)
+        ])));
+        assert!(sat(&all(vec![Cond::LongerThan(9), Cond::ShorterThan(11)])));
+        assert!(!sat(&all(vec![
+            Cond::LongerThan(10),
+            Cond::ShorterThan(11)
+        ])));
+        assert!(!sat(&Cond::ShorterThan(0)));
+        assert!(imp(&Cond::LongerThan(30), &Cond::LongerThan(20)));
+        assert!(!imp(&Cond::LongerThan(20), &Cond::LongerThan(30)));
+        assert!(imp(&Cond::ShorterThan(5), &not(Cond::LongerThan(4))));
+        assert!(!imp(&Cond::ShorterThan(6), &not(Cond::LongerThan(4))));
+    }
+
+    #[test]
+    fn one_skill_one_mode() {
+        let health = Cond::SkillActive(SkillIs::Id(0));
+        let other = Cond::SkillActive(SkillIs::Id(1));
+        assert!(!sat(&all(vec![health.clone(), other.clone()])));
+        assert!(!sat(&all(vec![
+            health.clone(),
+            Cond::SkillActive(SkillIs::None)
+        ])));
+        assert!(imp(&health, &Cond::SkillActive(SkillIs::Any)));
+        assert!(imp(&health, &not(other)));
+        let image = Cond::GenerationMode(Some(GenerationMode::Image));
+        assert!(imp(&image, &Cond::GenerationMode(None)));
+        // Every specific mode together cover "any mode".
+        let each = any(GenerationMode::ALL
+            .iter()
+            .map(|m| Cond::GenerationMode(Some(*m)))
+            .collect());
+        assert!(imp(&each, &Cond::GenerationMode(None)));
+        assert!(!sat(&all(vec![
+            Cond::UiMode("a".into()),
+            Cond::UiMode("b".into())
+        ])));
+    }
+
+    #[test]
+    fn booleans_written_either_way_agree() {
+        assert!(imp(&Cond::DraftShown(false), &not(Cond::DraftShown(true))));
+        assert!(imp(&not(Cond::FileOpen(true)), &Cond::FileOpen(false)));
+        assert!(imp(&Cond::OpenFileNamed(true), &Cond::FileOpen(true)));
+        assert!(!imp(&Cond::FileOpen(true), &Cond::OpenFileNamed(true)));
+    }
+
+    #[test]
+    fn conjunctions_and_disjunctions() {
+        let a = Cond::Mentions(0);
+        let b = Cond::Mentions(1);
+        assert!(imp(&all(vec![a.clone(), b.clone()]), &a));
+        assert!(!imp(&a, &all(vec![a.clone(), b.clone()])));
+        assert!(imp(&a, &any(vec![a.clone(), b.clone()])));
+        assert!(!imp(&any(vec![a.clone(), b.clone()]), &a));
+        // Different word lists are never assumed to be related.
+        assert!(!imp(&a, &b));
+        assert!(sat(&all(vec![a.clone(), not(b.clone())])));
+        // x or not x always holds; x and not x never does.
+        let always = any(vec![a.clone(), not(a.clone())]);
+        assert!(imp(&b, &always));
+        assert!(!sat(&all(vec![a.clone(), not(a.clone())])));
+        assert!(!sat(&not(always)));
+    }
+
+    #[test]
+    fn attachments_and_arguments() {
+        let face = Cond::Attachment {
+            kind: "photo".into(),
+            face: Some(true),
+        };
+        let photo = Cond::Attachment {
+            kind: "photo".into(),
+            face: None,
+        };
+        assert!(imp(&face, &photo));
+        assert!(!imp(&photo, &face));
+        let arg = |v: Vec<serde_json::Value>| Cond::Argument {
+            name: "action".into(),
+            one_of: v,
+        };
+        assert!(!sat(&all(vec![
+            arg(vec![json!("a")]),
+            arg(vec![json!("b")])
+        ])));
+        assert!(imp(
+            &arg(vec![json!("a")]),
+            &arg(vec![json!("a"), json!("b")])
+        ));
+        assert!(!imp(
+            &arg(vec![json!("a"), json!("c")]),
+            &arg(vec![json!("a")])
+        ));
+        assert!(!sat(&arg(vec![])));
+    }
+
+    #[test]
+    fn too_large_is_undecided() {
+        // (a1 or b1) and (a2 or b2) and ... has 2^n conjunctions.
+        let parts = (0..14)
+            .map(|i| any(vec![Cond::Mentions(2 * i), Cond::Mentions(2 * i + 1)]))
+            .collect();
+        assert_eq!(satisfiable(&all(parts)), None);
+    }
+}

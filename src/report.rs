@@ -1,0 +1,413 @@
+//! Rendering [`Diagnostic`]s for people and for machines, the same way wherever they come from
+//! (`lint`, `test`, reload logs, the service's status):
+//!
+//! - [`Format::Human`]: `file:line:column: severity[code]: message`, then the offending line
+//!   with a caret under the span and the hint, as rustc does;
+//! - [`Format::Json`]: one JSON object per finding, on one line;
+//! - [`Format::Github`]: GitHub Actions workflow commands (`::error file=…,line=…,col=…::…`),
+//!   which the pull request shows as annotations on the line.
+//!
+//! Diagnostics carry where a span *starts*; how far it goes is read from the source line (the
+//! YAML token there: a quoted string, a bracketed collection, a plain word up to `:`, `,` or a
+//! comment), so nothing upstream has to track ends.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::diag::{Diagnostic, Severity};
+
+/// How findings are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// For people: the finding, the source line with a caret, the hint.
+    #[default]
+    Human,
+    /// One JSON object per finding, one per line.
+    Json,
+    /// GitHub Actions annotations (`::error file=…,line=…,col=…::message`).
+    Github,
+}
+
+/// The text of the files findings point into, read once each. A file that cannot be read as
+/// UTF-8 text (a binary file, say) is remembered as missing: its findings print without a
+/// source line.
+#[derive(Debug, Default)]
+pub struct Sources {
+    files: HashMap<PathBuf, Option<String>>,
+}
+
+impl Sources {
+    /// An empty cache; files are read on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Supplies a file's text (e.g. one that is not on disk).
+    pub fn insert(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
+        self.files.insert(path.into(), Some(text.into()));
+    }
+
+    /// Line `line` (from 1) of `path`, without its line break.
+    pub fn line(&mut self, path: &Path, line: usize) -> Option<&str> {
+        let text = self
+            .files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| {
+                std::fs::read(path)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+            })
+            .as_deref()?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if line == 0 {
+            return None;
+        }
+        // A position just past the last line (the end of a truncated file) shows as empty.
+        match text.split('\n').nth(line - 1) {
+            Some(l) => Some(l.strip_suffix('\r').unwrap_or(l)),
+            None => None,
+        }
+    }
+}
+
+/// Renders one finding in `format`. Human output may span several lines; JSON and GitHub
+/// output is one line. No trailing newline.
+pub fn render(d: &Diagnostic, format: Format, sources: &mut Sources) -> String {
+    match format {
+        Format::Human => human(d, sources),
+        Format::Json => json_line(d, sources),
+        Format::Github => github(d, sources),
+    }
+}
+
+/// `file:line:column: severity[code]: message (rule 'id')`: the first line of every format
+/// for people, and what editors and CI logs jump from.
+pub fn headline(d: &Diagnostic) -> String {
+    let mut out = String::new();
+    if let Some(loc) = &d.location {
+        let _ = write!(out, "{}:{}:{}: ", loc.file.display(), loc.line, loc.column);
+    }
+    let _ = write!(out, "{}[{}]: {}", d.severity, d.code, d.message);
+    if let Some(rule) = &d.rule
+        && !d.message.contains(&format!("'{rule}'"))
+    {
+        let _ = write!(out, " (rule '{rule}')");
+    }
+    out
+}
+
+/// The rustc-like form:
+///
+/// ```text
+/// rules/guards.yaml:4:13: error[unknown-tool]: unknown tool 'shop_serch'
+///   |
+/// 4 |     tools: [shop_serch]
+///   |             ^^^^^^^^^^^^^
+///   = hint: did you mean 'shop_search'?
+/// ```
+pub fn human(d: &Diagnostic, sources: &mut Sources) -> String {
+    let mut out = headline(d);
+    let snippet = d.location.as_ref().and_then(|loc| {
+        let line = sources.line(&loc.file, loc.line)?;
+        Some((loc.line, loc.column, line.to_owned()))
+    });
+    let gutter = snippet.as_ref().map_or(1, |(n, ..)| n.to_string().len());
+    let pad = " ".repeat(gutter);
+    if let Some((n, column, line)) = &snippet {
+        let (shown, caret_at, width) = caret(line, *column);
+        let _ = write!(
+            out,
+            "\n{pad} |\n{n} | {shown}\n{pad} | {}{}",
+            " ".repeat(caret_at),
+            "^".repeat(width)
+        );
+    }
+    if let Some(hint) = &d.hint {
+        let mut lines = hint.lines();
+        let _ = write!(out, "\n{pad} = hint: {}", lines.next().unwrap_or_default());
+        for l in lines {
+            let _ = write!(out, "\n{pad}         {l}");
+        }
+    }
+    out
+}
+
+/// One JSON object: `file`, `line`, `column`, `end_column` (null when unknown), `severity`,
+/// `code`, `message`, `rule`, `hint`.
+pub fn json_line(d: &Diagnostic, sources: &mut Sources) -> String {
+    let loc = d.location.as_ref();
+    let end = loc.and_then(|l| {
+        let line = sources.line(&l.file, l.line)?;
+        Some(l.column + caret(line, l.column).2)
+    });
+    json!({
+        "file": loc.map(|l| l.file.display().to_string()),
+        "line": loc.map(|l| l.line),
+        "column": loc.map(|l| l.column),
+        "end_column": end,
+        "severity": d.severity,
+        "code": d.code,
+        "message": d.message,
+        "rule": d.rule,
+        "hint": d.hint,
+    })
+    .to_string()
+}
+
+/// A GitHub Actions workflow command: `::error file=F,line=L,col=C,endColumn=E,title=T::message`.
+pub fn github(d: &Diagnostic, sources: &mut Sources) -> String {
+    let kind = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut props = Vec::new();
+    if let Some(l) = &d.location {
+        props.push(format!(
+            "file={}",
+            escape_property(&l.file.display().to_string())
+        ));
+        props.push(format!("line={}", l.line));
+        props.push(format!("col={}", l.column));
+        if let Some(line) = sources.line(&l.file, l.line) {
+            let width = caret(line, l.column).2;
+            props.push(format!("endColumn={}", l.column + width));
+        }
+    }
+    props.push(format!(
+        "title={}",
+        escape_property(&format!("turnout {}", d.code))
+    ));
+    let mut message = d.message.clone();
+    if let Some(rule) = &d.rule
+        && !message.contains(&format!("'{rule}'"))
+    {
+        let _ = write!(message, " (rule '{rule}')");
+    }
+    if let Some(hint) = &d.hint {
+        let _ = write!(message, "\nhint: {hint}");
+    }
+    format!("::{kind} {}::{}", props.join(","), escape_data(&message))
+}
+
+/// A line of plain text as a GitHub workflow command would read it (for summary lines that
+/// must not be taken for commands).
+pub fn github_escape(text: &str) -> String {
+    escape_data(text)
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The line as shown (tabs as four spaces), where the caret starts in it, and how wide the
+/// caret is: the YAML token that starts at `column` (characters, from 1).
+fn caret(line: &str, column: usize) -> (String, usize, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    let start = column.saturating_sub(1).min(chars.len());
+    let shown: String = line.replace('\t', "    ");
+    let caret_at: usize = chars[..start]
+        .iter()
+        .map(|&c| if c == '\t' { 4 } else { 1 })
+        .sum();
+    (shown, caret_at, token_width(&chars, start).max(1))
+}
+
+/// The width in characters of the YAML token starting at `start`.
+fn token_width(chars: &[char], start: usize) -> usize {
+    let Some(&first) = chars.get(start) else {
+        return 1;
+    };
+    let rest = &chars[start..];
+    match first {
+        '"' => {
+            let mut escaped = false;
+            for (i, &c) in rest.iter().enumerate().skip(1) {
+                match c {
+                    '\\' if !escaped => escaped = true,
+                    '"' if !escaped => return i + 1,
+                    _ => escaped = false,
+                }
+            }
+            trimmed_len(rest)
+        }
+        '\'' => {
+            let mut i = 1;
+            while i < rest.len() {
+                if rest[i] == '\'' {
+                    if rest.get(i + 1) == Some(&'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    return i + 1;
+                }
+                i += 1;
+            }
+            trimmed_len(rest)
+        }
+        '[' | '{' => {
+            let mut depth = 0usize;
+            let mut quote: Option<char> = None;
+            for (i, &c) in rest.iter().enumerate() {
+                match (quote, c) {
+                    (Some(q), c) if c == q => quote = None,
+                    (Some(_), _) => {}
+                    (None, '"' | '\'') => quote = Some(c),
+                    (None, '[' | '{') => depth += 1,
+                    (None, ']' | '}') => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    (None, '#') if i > 0 && rest[i - 1] == ' ' => break,
+                    _ => {}
+                }
+            }
+            trimmed_len(rest)
+        }
+        _ => {
+            // A plain scalar: inside [..] or {..} it ends at ',', ']' or '}'; anywhere it ends
+            // at ': ' (a key), at a trailing ':' or at ' #' (a comment).
+            let depth = chars[..start].iter().fold(0i32, |d, &c| match c {
+                '[' | '{' => d + 1,
+                ']' | '}' => d - 1,
+                _ => d,
+            });
+            let flow = depth > 0;
+            let mut end = rest.len();
+            for (i, &c) in rest.iter().enumerate() {
+                let next = rest.get(i + 1).copied();
+                let stop = (flow && matches!(c, ',' | ']' | '}'))
+                    || (c == ':' && next.is_none_or(|n| n == ' ' || (flow && n == ',')))
+                    || (c == '#' && i > 0 && rest[i - 1] == ' ');
+                if stop {
+                    end = i;
+                    break;
+                }
+            }
+            trimmed_len(&rest[..end])
+        }
+    }
+}
+
+fn trimmed_len(chars: &[char]) -> usize {
+    chars.len() - chars.iter().rev().take_while(|c| c.is_whitespace()).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Location;
+
+    fn width(line: &str, column: usize) -> usize {
+        caret(line, column).2
+    }
+
+    #[test]
+    fn carets_cover_the_yaml_token() {
+        assert_eq!(width("    tools: [shop_serch]", 13), "shop_serch".len());
+        assert_eq!(width("    tools: [a, bb, ccc]", 20), 3);
+        assert_eq!(width("    drop_whn: {longer_than: 3}", 5), "drop_whn".len());
+        assert_eq!(width("    drop_when: {longer_than: 3}", 16), 16);
+        assert_eq!(width("    patterns: ['(x', \"y\\\"z\"]", 16), 4);
+        assert_eq!(width("    patterns: ['(x', \"y\\\"z\"]", 22), 6);
+        assert_eq!(width("  - id: my-rule   # a comment", 9), "my-rule".len());
+        assert_eq!(width("  - 'it''s'", 5), 7);
+        assert_eq!(width("", 1), 1);
+        assert_eq!(width("short", 40), 1);
+        assert_eq!(width("    description: [unclosed", 18), "[unclosed".len());
+    }
+
+    #[test]
+    fn human_form_shows_line_caret_and_hint() {
+        let mut sources = Sources::new();
+        sources.insert(
+            "r/guards.yaml",
+            "guards:\n  - id: g\n    description: d\n    tools: [shop_serch]\n",
+        );
+        let d = Diagnostic::error("unknown-tool", "unknown tool 'shop_serch'")
+            .at(Some(Location {
+                file: "r/guards.yaml".into(),
+                line: 4,
+                column: 13,
+            }))
+            .hint("did you mean 'shop_search'?\nsecond line");
+        assert_eq!(
+            human(&d, &mut sources),
+            "r/guards.yaml:4:13: error[unknown-tool]: unknown tool 'shop_serch'\n  |\n4 |     tools: [shop_serch]\n  |             ^^^^^^^^^^\n  = hint: did you mean 'shop_search'?\n          second line"
+        );
+    }
+
+    #[test]
+    fn tabs_are_shown_as_spaces_and_the_caret_follows() {
+        let (shown, at, w) = caret("\tkey: value", 2);
+        assert_eq!(shown, "    key: value");
+        assert_eq!((at, w), (4, 3));
+    }
+
+    #[test]
+    fn without_a_readable_source_only_the_headline_and_hint() {
+        let mut sources = Sources::new();
+        let d = Diagnostic::warning("x", "m")
+            .at(Some(Location {
+                file: "/no/such/file.yaml".into(),
+                line: 3,
+                column: 1,
+            }))
+            .rule("r");
+        assert_eq!(
+            human(&d, &mut sources),
+            "/no/such/file.yaml:3:1: warning[x]: m (rule 'r')"
+        );
+        let d = Diagnostic::error("missing-router", "no router");
+        assert_eq!(human(&d, &mut sources), "error[missing-router]: no router");
+    }
+
+    #[test]
+    fn github_commands_escape_what_they_must() {
+        let mut sources = Sources::new();
+        sources.insert("a,b:c.yaml", "x: 1\n");
+        let d = Diagnostic::warning("unused-list", "100% unused\nreally")
+            .at(Some(Location {
+                file: "a,b:c.yaml".into(),
+                line: 1,
+                column: 1,
+            }))
+            .hint("remove it");
+        assert_eq!(
+            github(&d, &mut sources),
+            "::warning file=a%2Cb%3Ac.yaml,line=1,col=1,endColumn=2,title=turnout unused-list::100%25 unused%0Areally%0Ahint: remove it"
+        );
+        let d = Diagnostic::error("missing-router", "no router");
+        assert_eq!(
+            github(&d, &mut sources),
+            "::error title=turnout missing-router::no router"
+        );
+    }
+
+    #[test]
+    fn json_is_one_object_per_line() {
+        let mut sources = Sources::new();
+        sources.insert("f.yaml", "a: bad value\n");
+        let d = Diagnostic::error("c", "multi\nline").at(Some(Location {
+            file: "f.yaml".into(),
+            line: 1,
+            column: 4,
+        }));
+        let line = json_line(&d, &mut sources);
+        assert!(!line.contains('\n'));
+        let v: serde_json::Value = serde_json::from_str(&line).expect("json");
+        assert_eq!(v["end_column"], 13);
+        assert_eq!(v["severity"], "error");
+        assert_eq!(v["hint"], serde_json::Value::Null);
+    }
+}

@@ -1,0 +1,492 @@
+//! `turnout lint` as CI runs it: over the deliberately broken rule directories in `tests/lint/`
+//! (one per check, each with an `expected` file listing exactly the findings it must give) and
+//! over the shipped pack, in every output format.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn turnout(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("turnout runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("tests/lint"))
+        .expect("tests/lint")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// `file:line:column: severity[code]` of every finding, the file relative to `dir`, from
+/// `--format json` output.
+fn findings(dir: &Path, stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|v| v.get("summary").is_none())
+        .map(|v| {
+            let place = match v["file"].as_str() {
+                Some(f) => {
+                    let rel = Path::new(f).strip_prefix(dir).expect("inside the fixture");
+                    format!("{}:{}:{}: ", rel.display(), v["line"], v["column"])
+                }
+                None => String::new(),
+            };
+            format!(
+                "{place}{}[{}]",
+                v["severity"].as_str().expect("severity"),
+                v["code"].as_str().expect("code")
+            )
+        })
+        .collect()
+}
+
+fn relative(dir: &Path) -> PathBuf {
+    dir.strip_prefix(root())
+        .expect("under the crate")
+        .to_path_buf()
+}
+
+#[test]
+fn every_broken_directory_gives_exactly_its_expected_findings() {
+    let dirs = fixtures();
+    assert!(dirs.len() >= 30, "only {} fixture directories", dirs.len());
+    for dir in dirs {
+        let rel = relative(&dir);
+        let arg = rel.to_str().expect("utf-8");
+        let expected: Vec<String> = std::fs::read_to_string(dir.join("expected"))
+            .unwrap_or_else(|e| panic!("{}/expected: {e}", rel.display()))
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        let out = turnout(&["lint", "--format", "json", arg]);
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{arg}: {stderr}");
+        let got = findings(&rel, &text(&out.stdout));
+        assert_eq!(got, expected, "{arg}: findings differ");
+
+        let errors = expected.iter().any(|e| e.contains("error["));
+        let warnings = expected.iter().any(|e| e.contains("warning["));
+        assert_eq!(
+            out.status.code(),
+            Some(i32::from(errors)),
+            "{arg}: exit status"
+        );
+        let denied = turnout(&["lint", "--deny-warnings", "--format", "json", arg]);
+        assert_eq!(
+            denied.status.code(),
+            Some(i32::from(errors || warnings)),
+            "{arg}: exit status with --deny-warnings"
+        );
+    }
+}
+
+#[test]
+fn every_check_of_the_issue_has_a_directory_that_triggers_it() {
+    let mut codes = BTreeSet::new();
+    for dir in fixtures() {
+        let expected = std::fs::read_to_string(dir.join("expected")).unwrap_or_default();
+        for line in expected.lines() {
+            if let Some((_, code)) = line.split_once('[') {
+                codes.insert(code.trim_end_matches(']').to_owned());
+            }
+        }
+    }
+    for code in [
+        // input that is not a rule file
+        "yaml-syntax",
+        "wrong-type",
+        "unknown-key",
+        "empty-file",
+        "not-text",
+        // meaning
+        "duplicate-id",
+        "unknown-tool",
+        "unknown-skill",
+        "unknown-list",
+        "bad-regex",
+        "matches-empty",
+        "shadowed-rule",
+        "unreachable-guard",
+        "skill-enum",
+        "unconfirmed-consequential",
+        "ungated-integration-tool",
+        "duplicate-entry",
+        "unused-list",
+        // test cases
+        "unknown-rule",
+        "test-failed",
+    ] {
+        assert!(codes.contains(code), "no fixture triggers {code}");
+    }
+}
+
+#[test]
+fn human_output_shows_the_line_with_a_caret_and_a_hint() {
+    let out = turnout(&["lint", "tests/lint/unknown-tool"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let expected = "\
+tests/lint/unknown-tool/rules.yaml:11:13: error[unknown-tool]: unknown tool 'shop_serch'
+   |
+11 |     tools: [shop_serch]
+   |             ^^^^^^^^^^
+   = hint: did you mean 'shop_search'?
+";
+    assert!(stdout.contains(expected), "{stdout}");
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("tests/lint/unknown-tool: 2 errors, 0 warnings; test cases not run: the rules have errors"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unknown_key_lists_the_allowed_keys_once() {
+    let out = turnout(&["lint", "tests/lint/unknown-key"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "= hint: did you mean 'drop_when'? allowed keys: id, description, tools, drop_when"
+        ),
+        "{stdout}"
+    );
+    // The misspelt key is one mistake: no second finding about 'drop_when' missing.
+    assert!(!stdout.contains("missing-key"), "{stdout}");
+}
+
+#[test]
+fn a_truncated_file_points_at_where_it_stops() {
+    let out = turnout(&["lint", "tests/lint/truncated-file"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("5 |     when: {all: [{longer_than: 3}, {shorter_than: \n  |                                                   ^\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_is_one_object_per_finding_then_a_summary() {
+    let out = turnout(&["lint", "--format", "json", "tests/lint/unknown-tool"]);
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let first = &lines[0];
+    assert_eq!(first["file"], "tests/lint/unknown-tool/rules.yaml");
+    assert_eq!(
+        (first["line"].as_u64(), first["column"].as_u64()),
+        (Some(7), Some(22))
+    );
+    assert_eq!(first["end_column"], 26);
+    assert_eq!(first["code"], "unknown-tool");
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["hint"], "did you mean 'draw'?");
+    let summary = &lines[2]["summary"];
+    assert_eq!(summary["errors"], 2);
+    assert_eq!(summary["exit_status"], 1);
+    assert_eq!(summary["tests"], serde_json::Value::Null);
+}
+
+#[test]
+fn github_format_prints_workflow_annotations() {
+    let out = turnout(&["lint", "--format", "github", "tests/lint/unknown-tool"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "::error file=tests/lint/unknown-tool/rules.yaml,line=11,col=13,endColumn=23,title=turnout unknown-tool::unknown tool 'shop_serch'%0Ahint: did you mean 'shop_search'?\n"
+        ),
+        "{stdout}"
+    );
+    let out = turnout(&["lint", "--format", "github", "tests/lint/unused-list"]);
+    assert!(
+        text(&out.stdout)
+            .starts_with("::warning file=tests/lint/unused-list/rules.yaml,line=3,col=9,"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    let out = turnout(&["lint", "tests/lint/no-such-directory"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains("no such rules directory: tests/lint/no-such-directory"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The worst status over several directories wins.
+    let out = turnout(&[
+        "lint",
+        "tests/lint/unused-list",
+        "tests/lint/no-such-directory",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_rule_file_exits_2() {
+    // A file whose read fails even for root: a link to /proc/self/mem (reading from offset 0
+    // is an I/O error).
+    if std::fs::read("/proc/self/mem").is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("tests/lint/unused-list/base.yaml"),
+        dir.path().join("base.yaml"),
+    )
+    .expect("copy");
+    std::os::unix::fs::symlink("/proc/self/mem", dir.path().join("memory.yaml")).expect("link");
+    let out = turnout(&[
+        "lint",
+        "--format",
+        "json",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("\"code\":\"unreadable\""),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn warnings_fail_only_when_denied() {
+    let out = turnout(&["lint", "tests/lint/shadowed-rule"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = turnout(&["lint", "--deny-warnings", "tests/lint/shadowed-rule"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("warnings are denied"));
+}
+
+#[test]
+fn a_shadowed_rule_names_the_rule_that_fires_first() {
+    let out = turnout(&["lint", "tests/lint/shadowed-rule"]);
+    let stdout = text(&out.stdout);
+    for expected in [
+        "pre-rule 'image-mode-again' can never fire: whenever it holds, the earlier pre-rule 'image-mode' holds too",
+        "pre-rule 'image-or-video' can never fire: whenever it holds, one of the earlier pre-rules 'image-mode', 'video-mode' holds",
+        "pre-rule 'after-everything' can never fire: whenever it holds, the earlier pre-rule 'draft-either-way' holds too",
+        "search rule 'coach-greetings' can never fire: whenever it holds, search.off_when holds too",
+        "guard 'long-greeting-shop' can never fire: whenever it holds, the earlier guard 'greeting-shop' holds too",
+        "guard 'greeting-or-price-draw' can never fire: whenever it holds, one of the earlier guards 'greeting-shop', 'price-draw' holds",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "{expected:?} missing from:\n{stdout}"
+        );
+    }
+    // Narrower rules that still have cases of their own are not reported.
+    for quiet in ["'any-mode-greeting' can", "'greeting-or-price' can"] {
+        assert!(!stdout.contains(quiet), "{quiet:?} reported:\n{stdout}");
+    }
+}
+
+#[test]
+fn the_shipped_pack_is_clean_and_every_rule_is_exercised() {
+    let out = turnout(&["lint", "--deny-warnings", "rules"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with("rules: 0 errors, 0 warnings; "),
+        "{summary}"
+    );
+    assert!(summary.contains(" failed; coverage "), "{summary}");
+    let json = turnout(&["lint", "--format", "json", "rules"]);
+    let last: serde_json::Value =
+        serde_json::from_str(text(&json.stdout).lines().last().unwrap_or_default())
+            .expect("summary");
+    let rules = &last["summary"]["coverage"]["rules"];
+    assert!(rules["total"].as_u64().unwrap_or(0) >= 15, "{rules}");
+    assert_eq!(
+        rules["covered"], rules["total"],
+        "a rule no test case exercises"
+    );
+    assert_eq!(last["summary"]["tests"]["failed"], 0);
+}
+
+#[test]
+fn min_coverage_fails_below_the_threshold() {
+    let out = turnout(&["lint", "--min-coverage", "100", "--format", "json", "rules"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("\"code\":\"min-coverage\""));
+    let out = turnout(&["lint", "--min-coverage", "5%", "rules"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = turnout(&["lint", "--min-coverage", "101", "rules"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap refuses a percentage over 100"
+    );
+}
+
+#[test]
+fn coverage_lists_what_no_case_exercised() {
+    // Two rules, one exercised; a list with an entry no message contains.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("tests/lint/unused-list/base.yaml"),
+        dir.path().join("base.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello, hi$]\n    patterns: ['\\bhey+\\b']\nguards:\n  - id: greeting-shop\n    description: a greeting is not a purchase\n    tools: [shop_search]\n    drop_when: {mentions: greetings}\n  - id: short-draw\n    description: too short to draw\n    tools: [draw]\n    drop_when: {shorter_than: 2}\n",
+    )
+    .expect("write");
+    std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("tests/cases.yaml"),
+        "cases:\n  - name: hello heyyy stops the shop\n    request: {messages: [{role: user, content: 'Hello, heyyy'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [], fired: [greeting-shop]}\n",
+    )
+    .expect("write");
+    let d = dir.path().to_str().expect("utf-8");
+    let out = turnout(&["lint", d]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("rules.yaml:11: guard 'short-draw' never fired in a test case"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rules.yaml:2: word list 'greetings': 1 of 3 entries never matched in a test case: 'hi$'"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("coverage 60.0% (3/5): rules 1/2, word-list entries 2/3"),
+        "{stdout}"
+    );
+    // `turnout test --coverage` says the same, before its last line.
+    let out = turnout(&["test", "--rules", d, "--coverage"]);
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines.last().copied(),
+        Some("1 passed, 0 failed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("coverage 60.0% (3/5)"), "{stdout}");
+    let out = turnout(&["test", "--rules", d, "--min-coverage", "75"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_list_consulted_only_by_a_rule_that_was_not_evaluated_is_not_exercised() {
+    // The guard watches another tool, so its list is never looked up, whatever the message says.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("tests/lint/unused-list/base.yaml"),
+        dir.path().join("base.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello]\nguards:\n  - id: greeting-draw\n    description: a greeting is not a picture\n    tools: [draw]\n    drop_when: {mentions: greetings}\n",
+    )
+    .expect("write");
+    std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("tests/cases.yaml"),
+        "cases:\n  - name: hello shop\n    request: {messages: [{role: user, content: hello}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [shop_search]}\n",
+    )
+    .expect("write");
+    let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("word-list entries 0/1"), "{stdout}");
+}
+
+#[test]
+fn schema_prints_the_json_schema_and_every_rule_file_points_an_editor_at_it() {
+    let out = turnout(&["schema"]);
+    assert!(out.status.success());
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert!(schema["properties"]["integrations"].is_object());
+    for (dir, modeline) in [
+        (
+            "rules",
+            "# yaml-language-server: $schema=../schemas/rules.schema.json",
+        ),
+        (
+            "rules/tests",
+            "# yaml-language-server: $schema=../../schemas/tests.schema.json",
+        ),
+    ] {
+        for entry in std::fs::read_dir(root().join(dir)).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                let first = std::fs::read_to_string(&path).expect("read");
+                assert_eq!(
+                    first.lines().next(),
+                    Some(modeline),
+                    "{} lacks the modeline",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_example_ci_workflow_runs_lint_with_github_annotations() {
+    let workflow = std::fs::read_to_string(root().join("examples/ci/rules.yml")).expect("workflow");
+    let doc: serde_json::Value = serde_yaml::from_str(&workflow).expect("valid YAML");
+    let steps = doc["jobs"]["lint"]["steps"].as_array().expect("steps");
+    assert!(
+        steps.iter().any(|s| s["run"]
+            .as_str()
+            .is_some_and(|r| r.contains("turnout lint --format github"))),
+        "{workflow}"
+    );
+}
+
+#[test]
+fn the_readme_documents_every_check_code() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let section = readme
+        .split("## Linting rule files")
+        .nth(1)
+        .expect("a 'Linting rule files' section");
+    let mut codes = BTreeSet::new();
+    for dir in fixtures() {
+        let expected = std::fs::read_to_string(dir.join("expected")).unwrap_or_default();
+        for line in expected.lines() {
+            if let Some((_, code)) = line.split_once('[') {
+                codes.insert(code.trim_end_matches(']').to_owned());
+            }
+        }
+    }
+    codes.extend(["unreadable", "unusable", "min-coverage", "invalid"].map(str::to_owned));
+    for code in codes {
+        assert!(
+            section.contains(&format!("| `{code}` |")),
+            "README does not document `{code}`"
+        );
+    }
+}
