@@ -8,15 +8,21 @@ use super::{ModelSpec, load_rules, runtime};
 use crate::compile::RuleSet;
 use crate::engine::{self, request::Request};
 use crate::model::Model;
+use crate::model::spec::KeySource;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The rules directory.
     #[arg(long, default_value = "rules")]
     rules: PathBuf,
-    /// The router model: none (rules only) or script:FILE.
-    #[arg(long, default_value = "none")]
-    model: ModelSpec,
+    /// The router model: embedded (offline, no key), none (rules only), openai:MODEL[@BASE_URL],
+    /// anthropic:MODEL[@BASE_URL] or script:FILE. Default: the rules' router.model, else embedded.
+    #[arg(long, value_name = "SPEC")]
+    model: Option<ModelSpec>,
+    /// A file holding the API key for openai:/anthropic: (default: OPENAI_API_KEY or
+    /// ANTHROPIC_API_KEY).
+    #[arg(long, value_name = "FILE")]
+    model_key_file: Option<PathBuf>,
     /// Read one request per line and print one decision per line.
     #[arg(long)]
     jsonl: bool,
@@ -26,7 +32,9 @@ pub fn run(args: Args) -> ExitCode {
     let Some(rs) = load_rules(&args.rules) else {
         return ExitCode::from(2);
     };
-    let model = match args.model.build() {
+    let spec = ModelSpec::choose(args.model.as_ref(), rs.router());
+    let keys = KeySource::from_file(args.model_key_file.as_deref());
+    let model = match spec.build_with(&keys) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");

@@ -3,17 +3,29 @@
 //! the tools available here, the prompt notes) and takes back zero or more tool calls in order.
 //! The engine owns the timeout and validates whatever comes back, so a backend only talks to
 //! its model.
+//!
+//! Backends, one file each: [`embedded`] (the offline default: a classifier over the rules'
+//! example messages), [`openai`] (Chat Completions and the servers that speak it), [`anthropic`]
+//! (Messages API), [`scripted`] (a fixed answer, for tests). [`prompt`] builds what the two HTTP
+//! backends send; [`http`] is their shared transport; [`spec`] turns `--model SPEC` into one.
 
+pub mod anthropic;
+pub mod embedded;
+pub mod http;
+pub mod openai;
+pub mod prompt;
 pub mod scripted;
+pub mod spec;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::compile::{RouterDef, SkillDef, ToolDef};
+use crate::compile::{RouterDef, RuleSet, SkillDef, ToolDef};
 use crate::engine::request::{Message, Ui};
 
+pub use spec::ModelSpec;
+
 /// What the router model sees for one message.
-#[derive(Debug)]
 pub struct RouterInput<'a> {
     /// The last messages (at most `router.history`), oldest first; the last is the user's.
     pub messages: &'a [Message],
@@ -29,6 +41,26 @@ pub struct RouterInput<'a> {
     pub skills: &'a [SkillDef],
     /// Settings and prompt notes.
     pub router: &'a RouterDef,
+    /// The whole ruleset deciding this message (every tool, its version, its text normaliser):
+    /// a backend that precomputes something from the rules (the embedded router's index) keys
+    /// it by `rules.version`, since rules reload while the model lives on.
+    pub rules: &'a RuleSet,
+}
+
+impl std::fmt::Debug for RouterInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouterInput")
+            .field("messages", &self.messages)
+            .field("skill", &self.skill.map(|s| &s.id))
+            .field("draft_shown", &self.draft_shown)
+            .field("ui", &self.ui)
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.id).collect::<Vec<_>>(),
+            )
+            .field("rules_version", &self.rules.version)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RouterInput<'_> {
@@ -54,8 +86,11 @@ pub struct ModelAnswer {
     pub calls: Vec<RawCall>,
 }
 
-/// Why the model gave no usable answer. Every one of these ends in a plain chat answer.
+/// Why the model gave no usable answer. Every one of these ends in a plain chat answer, with
+/// [`ModelError::kind`] in the trace and the metrics. (Unknown tools, arguments failing a tool's
+/// schema and too many calls are found by the engine's validation, not here.)
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModelError {
     /// No answer within the router timeout.
     #[error("no answer within the timeout")]
@@ -69,9 +104,20 @@ pub enum ModelError {
     /// The model's server answered with an HTTP error.
     #[error("HTTP status {0}")]
     Http(u16),
-    /// The answer could not be understood.
+    /// The answer could not be understood (JSON, but not of the expected shape).
     #[error("unreadable answer: {0}")]
     Garbage(String),
+    /// The answer's body is not JSON at all.
+    #[error("the answer is not JSON: {0}")]
+    InvalidJson(String),
+    /// A tool call whose arguments are not a JSON object.
+    #[error("the arguments of the call to '{tool}' are not JSON: {error}")]
+    BadArgumentsJson {
+        /// The tool the model called.
+        tool: String,
+        /// What is wrong with them.
+        error: String,
+    },
 }
 
 impl ModelError {
@@ -84,6 +130,8 @@ impl ModelError {
             ModelError::Http(s) if *s >= 500 => "http_5xx",
             ModelError::Http(_) => "http_4xx",
             ModelError::Garbage(_) => "garbage",
+            ModelError::InvalidJson(_) => "invalid_json",
+            ModelError::BadArgumentsJson { .. } => "bad_arguments_json",
         }
     }
 }

@@ -45,11 +45,17 @@ impl ScriptedModel {
     }
 }
 
-/// `timeout`, `garbage`, `connection_refused`, `rate_limited`, `http_NNN`.
+/// `timeout`, `garbage`, `invalid_json`, `bad_arguments_json`, `connection_refused`,
+/// `rate_limited`, `http_NNN`.
 pub fn parse_error(name: &str) -> Result<ModelError, String> {
     match name {
         "timeout" => Ok(ModelError::Timeout),
         "garbage" => Ok(ModelError::Garbage("scripted garbage".into())),
+        "invalid_json" => Ok(ModelError::InvalidJson("scripted invalid JSON".into())),
+        "bad_arguments_json" => Ok(ModelError::BadArgumentsJson {
+            tool: "scripted".into(),
+            error: "scripted arguments that are not JSON".into(),
+        }),
         "connection_refused" => Ok(ModelError::Connection("connection refused".into())),
         "rate_limited" => Ok(ModelError::RateLimited),
         other => other

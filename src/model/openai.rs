@@ -1,0 +1,150 @@
+//! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`): OpenAI itself and the
+//! servers that speak its protocol (vLLM, llama.cpp's server, Ollama, LiteLLM). The tools go in
+//! `tools` with `tool_choice: "auto"`; the calls come back in `choices[0].message.tool_calls`,
+//! in order, each with its arguments as a JSON string.
+
+use async_trait::async_trait;
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+
+use super::http::{ApiKey, Endpoint};
+use super::prompt;
+use super::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
+use crate::engine::request::Role;
+
+/// The base URL used when the spec names none.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A router model behind an OpenAI-compatible Chat Completions endpoint.
+#[derive(Debug)]
+pub struct OpenAiModel {
+    name: String,
+    model: String,
+    endpoint: Endpoint,
+}
+
+impl OpenAiModel {
+    /// `model` at `base_url` (e.g. `http://127.0.0.1:11434/v1`; `None`: OpenAI's), with the key
+    /// sent as a bearer token when there is one (local servers often need none).
+    pub fn new(model: &str, base_url: Option<&str>, key: Option<ApiKey>) -> Result<Self, String> {
+        let base = base_url.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/');
+        let mut headers: Vec<(HeaderName, HeaderValue)> = Vec::new();
+        if let Some(key) = key.filter(|k| !k.is_empty()) {
+            headers.push((
+                AUTHORIZATION,
+                key.header("Bearer ").map_err(|e| e.to_string())?,
+            ));
+        }
+        Ok(Self {
+            name: format!("openai:{model}"),
+            model: model.to_owned(),
+            endpoint: Endpoint::new(format!("{base}/chat/completions"), headers)?,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        self.endpoint.url()
+    }
+
+    /// The request body for this message.
+    pub fn body(&self, input: &RouterInput<'_>) -> Value {
+        let r = input.router;
+        let mut messages = vec![json!({"role": "system", "content": prompt::system_prompt(input)})];
+        messages.extend(input.messages.iter().map(|m| {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::System => "system",
+            };
+            json!({"role": role, "content": m.content})
+        }));
+        let tools: Vec<Value> = prompt::tools(input)
+            .into_iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                })
+            })
+            .collect();
+        let mut body = json!({
+            "model": self.model,
+            "messages": messages,
+            "temperature": prompt::temperature(r.temperature),
+            "max_tokens": r.max_tokens,
+        });
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+            body["tool_choice"] = json!("auto");
+        }
+        body
+    }
+}
+
+/// Reads the calls out of a Chat Completions answer.
+pub fn parse_answer(answer: &Value) -> Result<ModelAnswer, ModelError> {
+    let message = answer
+        .pointer("/choices/0/message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| ModelError::Garbage("no choices[0].message in the answer".into()))?;
+    let calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => return Ok(ModelAnswer::default()),
+        Some(Value::Array(calls)) => calls,
+        Some(_) => return Err(ModelError::Garbage("tool_calls is not a list".into())),
+    };
+    let calls = calls
+        .iter()
+        .map(|call| {
+            let function = call
+                .get("function")
+                .ok_or_else(|| ModelError::Garbage("a tool call has no function".into()))?;
+            let tool = function
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| ModelError::Garbage("a tool call has no name".into()))?
+                .to_owned();
+            let arguments = match function.get("arguments") {
+                // Some servers send the object itself, or nothing for a call without arguments.
+                None | Some(Value::Null) => json!({}),
+                Some(Value::Object(o)) => Value::Object(o.clone()),
+                Some(Value::String(s)) if s.trim().is_empty() => json!({}),
+                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+                    .ok()
+                    .filter(Value::is_object)
+                    .ok_or_else(|| ModelError::BadArgumentsJson {
+                        tool: tool.clone(),
+                        error: "not a JSON object".into(),
+                    })?,
+                Some(_) => {
+                    return Err(ModelError::BadArgumentsJson {
+                        tool,
+                        error: "neither a string nor an object".into(),
+                    });
+                }
+            };
+            Ok(RawCall { tool, arguments })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ModelAnswer { calls })
+}
+
+#[async_trait]
+impl Model for OpenAiModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
+        let body = self.body(input);
+        let answer = self
+            .endpoint
+            .post(&body, input.router.timeout, input.router.retries)
+            .await?;
+        parse_answer(&answer)
+    }
+}

@@ -1,0 +1,1126 @@
+//! Router model backends as a user meets them: the HTTP backends against a real local server
+//! (the exact request sent, every failure kind ending in a plain chat answer, the timeout), the
+//! embedded router measured on a held-back evaluation set, and `--model` on the command line.
+
+use turnout::RuleSet;
+use turnout::model::embedded::{Classifier, Training};
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pack() -> RuleSet {
+    turnout::compile::load_dir(&root().join("rules"))
+        .ruleset
+        .expect("the shipped rules load")
+}
+
+/// The pack's examples as (class name, text): tools, `skill:ID`, `leave`, `chat`.
+fn labelled(rs: &RuleSet) -> (Vec<String>, Vec<(usize, String)>) {
+    let mut names = Vec::new();
+    let mut examples = Vec::new();
+    let mut add = |name: String, texts: &[String]| {
+        let class = names.len();
+        names.push(name);
+        examples.extend(texts.iter().map(|t| (class, t.clone())));
+    };
+    let skill_tool = rs.router().skill_tool.clone();
+    for tool in rs.tools() {
+        if tool.id == skill_tool {
+            add("leave".into(), &tool.examples);
+        } else {
+            add(tool.id.to_string(), &tool.examples);
+        }
+    }
+    for skill in rs.skills().iter().filter(|s| s.auto) {
+        add(format!("skill:{}", skill.id), &skill.examples);
+    }
+    add("chat".into(), &rs.router().embedded.chat_examples);
+    (names, examples)
+}
+
+/// k-fold cross-validation of the embedded classifier on the pack's own examples: (share of
+/// tool/skill examples routed to their class, share of chat examples left without a tool).
+fn cross_validate(
+    rs: &RuleSet,
+    folds: usize,
+    training: Training,
+    th: f32,
+    margin: f32,
+) -> (f64, f64) {
+    let (names, examples) = labelled(rs);
+    let chat = names.len() - 1;
+    let (mut ok, mut total, mut chat_ok, mut chat_total) = (0, 0, 0, 0);
+    for fold in 0..folds {
+        let train: Vec<(usize, &str)> = examples
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % folds != fold)
+            .map(|(_, (c, t))| (*c, t.as_str()))
+            .collect();
+        let classifier = Classifier::train_with(names.len(), &train, &rs.normalizer, training);
+        let all = vec![true; names.len()];
+        for (_, (class, text)) in examples
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % folds == fold)
+        {
+            let mut p = classifier.probabilities(text, &rs.normalizer, &all);
+            p.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let (best, p1) = p[0];
+            let p2 = p.get(1).map_or(0.0, |x| x.1);
+            let chosen = if best == chat || p1 < th || p1 - p2 < margin {
+                chat
+            } else {
+                best
+            };
+            if chosen != *class && std::env::var_os("TURNOUT_CV_ERRORS").is_some() {
+                println!("  {} -> {} ({p1:.2}): {text}", names[*class], names[chosen]);
+            }
+            if *class == chat {
+                chat_total += 1;
+                chat_ok += usize::from(chosen == chat);
+            } else {
+                total += 1;
+                ok += usize::from(chosen == *class);
+            }
+        }
+    }
+    (ok as f64 / total as f64, chat_ok as f64 / chat_total as f64)
+}
+
+#[test]
+#[ignore = "a tuning aid: cargo test --release --test models -- --ignored --nocapture"]
+fn tune_the_embedded_router_on_the_examples() {
+    let rs = pack();
+    let base = Training::default();
+    for training in [
+        base,
+        Training { epochs: 20, ..base },
+        Training { rate: 2.0, ..base },
+        Training { rate: 8.0, ..base },
+    ] {
+        for (th, margin) in [
+            (0.0, 0.0),
+            (0.2, 0.05),
+            (0.3, 0.0),
+            (0.3, 0.05),
+            (0.4, 0.05),
+        ] {
+            let started = std::time::Instant::now();
+            let (tools, chat) = cross_validate(&rs, 5, training, th, margin);
+            println!(
+                "{training:?} th={th} margin={margin}: tools {:.1}%, chat {:.1}% ({:?})",
+                tools * 100.0,
+                chat * 100.0,
+                started.elapsed()
+            );
+        }
+    }
+}
+
+// ───────────────────────── the embedded router on the held-back set ─────────────────────────
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use turnout::engine::request::Request;
+use turnout::model::embedded::EmbeddedModel;
+use turnout::model::{Model, ModelAnswer, ModelError, RouterInput};
+
+/// Passes the call to the embedded router and keeps its raw answer (before validation).
+struct Recorder {
+    inner: EmbeddedModel,
+    answer: Mutex<Option<ModelAnswer>>,
+}
+
+#[async_trait]
+impl Model for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
+        let answer = self.inner.route(input).await?;
+        *self.answer.lock().unwrap() = Some(answer.clone());
+        Ok(answer)
+    }
+}
+
+/// The pack without its pre-rules, so that every message reaches the router (a face photo or
+/// an open file would otherwise settle some cases before it).
+fn pack_without_pre_rules() -> RuleSet {
+    let texts: Vec<_> = turnout::compile::rule_files(&root().join("rules"))
+        .expect("rules")
+        .into_iter()
+        .filter(|p| !p.ends_with("pre_rules.yaml"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read");
+            (p, text)
+        })
+        .collect();
+    turnout::compile::load_texts(&texts)
+        .ruleset
+        .expect("the pack loads without its pre-rules")
+}
+
+fn eval_request(case: &Value) -> Request {
+    let mut req = json!({"messages": [{"role": "user", "content": case["text"]}]});
+    for key in ["integrations", "skill", "draft_shown", "attachments"] {
+        if let Some(v) = case.get(key) {
+            req[key] = v.clone();
+        }
+    }
+    if let Some(file) = case.get("open_file") {
+        req["ui"] = json!({"open_file": {"name": file}});
+    }
+    serde_json::from_value(req).expect("a valid request")
+}
+
+/// What the router's answer means, in the evaluation file's terms.
+fn verdict(answer: &ModelAnswer, skill_tool: &str) -> String {
+    match answer.calls.first() {
+        None => "chat".into(),
+        Some(c) if c.tool == skill_tool => format!(
+            "{skill_tool}:{}",
+            c.arguments["skill"].as_str().unwrap_or_default()
+        ),
+        Some(c) => c.tool.clone(),
+    }
+}
+
+#[tokio::test]
+async fn the_embedded_router_meets_its_targets_on_held_back_messages() {
+    let rs = pack_without_pre_rules();
+    let data: Value = serde_yaml::from_str(
+        &std::fs::read_to_string(root().join("tests/data/router_eval.yaml")).expect("eval set"),
+    )
+    .expect("yaml");
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 150, "{} cases", cases.len());
+    let norm = |s: &str| rs.normalizer.normalize(s.trim());
+    let (_, examples) = labelled(&rs);
+    let known: std::collections::HashSet<String> = examples.iter().map(|(_, t)| norm(t)).collect();
+    let model = Recorder {
+        inner: EmbeddedModel::new(),
+        answer: Mutex::new(None),
+    };
+    let skill_tool = rs.router().skill_tool.to_string();
+    let (mut tools_ok, mut tools, mut chat_ok, mut chats) = (0, 0, 0, 0);
+    let (mut fresh_ok, mut fresh) = (0, 0);
+    let mut misses = Vec::new();
+    let started = std::time::Instant::now();
+    for case in cases {
+        let text = case["text"].as_str().expect("text");
+        let expect = case["expect"].as_str().expect("expect");
+        *model.answer.lock().unwrap() = None;
+        let decision = turnout::engine::decide(&rs, &eval_request(case), Some(&model))
+            .await
+            .expect("routed");
+        assert!(decision.model_called, "{text}: the router was not asked");
+        let answer = model.answer.lock().unwrap().take().expect("an answer");
+        let got = verdict(&answer, &skill_tool);
+        let ok = got == expect;
+        if expect == "chat" {
+            chats += 1;
+            chat_ok += usize::from(ok);
+        } else {
+            tools += 1;
+            tools_ok += usize::from(ok);
+            if !known.contains(&norm(text)) {
+                fresh += 1;
+                fresh_ok += usize::from(ok);
+            }
+        }
+        if !ok {
+            misses.push(format!("  {expect} -> {got}: {text}"));
+        }
+    }
+    let tool_share = tools_ok as f64 / tools as f64;
+    let chat_share = chat_ok as f64 / chats as f64;
+    println!(
+        "embedded router, {} held-back messages ({:?}):\n  top-1 tool accuracy {:.1}% ({tools_ok}/{tools}); \
+         on the {fresh} not written verbatim among the examples {:.1}% ({fresh_ok}/{fresh})\n  \
+         chit-chat left without a tool {:.1}% ({chat_ok}/{chats})\nmisses:\n{}",
+        cases.len(),
+        started.elapsed(),
+        tool_share * 100.0,
+        fresh_ok as f64 / fresh as f64 * 100.0,
+        chat_share * 100.0,
+        misses.join("\n")
+    );
+    assert!(
+        tool_share >= 0.80,
+        "top-1 tool accuracy {tool_share:.3} < 0.80"
+    );
+    assert!(
+        chat_share >= 0.90,
+        "chit-chat left without a tool {chat_share:.3} < 0.90"
+    );
+}
+
+// ───────────────────────── the HTTP backends against a local server ─────────────────────────
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use turnout::engine::{Decision, Outcome};
+use turnout::model::anthropic::AnthropicModel;
+use turnout::model::http::ApiKey;
+use turnout::model::openai::OpenAiModel;
+use turnout::model::spec::{KeySource, ModelSpec, SpecError};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A small ruleset: a skill tool, two tools, one tool behind an integration; history 2,
+/// temperature 0.2, 123 tokens, the given timeout and retries.
+fn http_rules(timeout_ms: u64, retries: u32) -> RuleSet {
+    let yaml = format!(
+        r#"
+tools:
+  - id: switch_mode
+    description: Switch a conversation mode on or off.
+    chip: Switching
+    arguments:
+      type: object
+      properties: {{mode: {{type: string, enum: [coach, none]}}}}
+      required: [mode]
+      additionalProperties: false
+  - id: find_web
+    description: Search the web.
+    chip: Searching
+    arguments:
+      type: object
+      properties: {{query: {{type: string}}}}
+      required: [query]
+      additionalProperties: false
+  - id: make_note
+    description: Write a note.
+    chip: Writing
+    arguments:
+      type: object
+      properties: {{text: {{type: string}}}}
+      required: [text]
+      additionalProperties: false
+  - id: cloud_files
+    description: Files on the cloud drive.
+    chip: Looking
+    available_when: {{integration: cloud}}
+skills:
+  - {{id: coach, description: A coaching mode., badge: Coach, auto: true}}
+router:
+  history: 2
+  temperature: 0.2
+  max_tokens: 123
+  timeout_ms: {timeout_ms}
+  max_calls: 2
+  retries: {retries}
+  skill_tool: switch_mode
+  skill_argument: mode
+  leave_skill_value: none
+  instructions: [{{id: ask-back, description: d, text: "When in doubt, call no tool."}}]
+  notes: [{{id: web-vs-note, description: d, text: "find_web searches; make_note writes."}}]
+"#
+    );
+    let loaded = turnout::compile::load_texts(&[(PathBuf::from("rules.yaml"), yaml)]);
+    loaded
+        .ruleset
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+}
+
+fn rich_request() -> Request {
+    serde_json::from_value(json!({
+        "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "Which city?"},
+            {"role": "user", "content": "Paris weather, and note it"}
+        ],
+        "skill": "coach",
+        "draft_shown": true,
+        "ui": {"mode": "documents", "open_file": {"name": "Plan"}, "tab": "mail"}
+    }))
+    .expect("request")
+}
+
+fn hello() -> Request {
+    serde_json::from_value(json!({"messages": [{"role": "user", "content": "hello"}]}))
+        .expect("request")
+}
+
+const SYSTEM_PROMPT: &str =
+    "You route one message of a chat assistant. Decide how the user's last \
+message is handled: call the tools that must run for it, in the order they must run, or call no \
+tool when a plain answer is right. Call at most 2 tools. Do not answer the message yourself.
+
+## Instructions
+- When in doubt, call no tool.
+
+## Which tool
+- find_web searches; make_note writes.
+
+## Context (hints, not commands)
+- Active skill: coach (A coaching mode.). To leave it, call switch_mode with mode: \"none\".
+- A draft is shown on screen.
+- Interface: mode \"documents\"; open file \"Plan\"; tab \"mail\".
+";
+
+fn schema(property: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {property: {"type": "string"}},
+        "required": [property],
+        "additionalProperties": false
+    })
+}
+
+fn mode_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"mode": {"type": "string", "enum": ["coach", "none"]}},
+        "required": ["mode"],
+        "additionalProperties": false
+    })
+}
+
+fn tools(d: &Decision) -> Vec<&str> {
+    d.calls.iter().map(|c| &*c.tool).collect()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+impl Api {
+    fn path(self) -> &'static str {
+        match self {
+            Api::OpenAi => "/v1/chat/completions",
+            Api::Anthropic => "/v1/messages",
+        }
+    }
+
+    fn model(self, base: &str) -> Box<dyn Model> {
+        let key = Some(ApiKey::new("sk-test-secret"));
+        match self {
+            Api::OpenAi => Box::new(
+                OpenAiModel::new("test-model", Some(&format!("{base}/v1")), key).expect("model"),
+            ),
+            Api::Anthropic => {
+                Box::new(AnthropicModel::new("test-model", Some(base), key).expect("model"))
+            }
+        }
+    }
+
+    /// An answer calling these tools with these arguments (given as raw JSON text).
+    fn answer(self, calls: &[(&str, &str)]) -> Value {
+        match self {
+            Api::OpenAi => json!({"choices": [{"message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+                    "id": format!("call_{i}"),
+                    "type": "function",
+                    "function": {"name": name, "arguments": args}
+                })).collect::<Vec<_>>()
+            }}]}),
+            Api::Anthropic => {
+                let mut content = vec![json!({"type": "text", "text": "Routing."})];
+                content.extend(calls.iter().enumerate().map(|(i, (name, args))| {
+                    let input = serde_json::from_str::<Value>(args)
+                        .unwrap_or_else(|_| Value::String((*args).to_owned()));
+                    json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": input})
+                }));
+                json!({"type": "message", "role": "assistant", "content": content, "stop_reason": "tool_use"})
+            }
+        }
+    }
+}
+
+async fn serve(api: Api, response: ResponseTemplate) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(api.path()))
+        .respond_with(response)
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn body_sent(server: &MockServer) -> Value {
+    let requests = server.received_requests().await.expect("recorded");
+    assert_eq!(requests.len(), 1, "one request, no retry");
+    serde_json::from_slice(&requests[0].body).expect("a JSON body")
+}
+
+#[tokio::test]
+async fn openai_gets_the_exact_request_and_its_calls_come_back_in_order() {
+    let rs = http_rules(5_000, 0);
+    let answer = Api::OpenAi.answer(&[
+        ("find_web", r#"{"query": "Paris weather"}"#),
+        ("make_note", r#"{"text": "Paris weather"}"#),
+    ]);
+    let server = serve(
+        Api::OpenAi,
+        ResponseTemplate::new(200).set_body_json(answer),
+    )
+    .await;
+    let model = Api::OpenAi.model(&server.uri());
+    let d = turnout::engine::decide(&rs, &rich_request(), Some(model.as_ref()))
+        .await
+        .expect("decided");
+    assert_eq!(tools(&d), ["find_web", "make_note"]);
+    assert_eq!(d.outcome, Outcome::Tool);
+    let expected = json!({
+        "model": "test-model",
+        "messages": [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "assistant", "content": "Which city?"},
+            {"role": "user", "content": "Paris weather, and note it"}
+        ],
+        "tools": [
+            {"type": "function", "function": {"name": "switch_mode", "description": "Switch a conversation mode on or off.", "parameters": mode_schema()}},
+            {"type": "function", "function": {"name": "find_web", "description": "Search the web.", "parameters": schema("query")}},
+            {"type": "function", "function": {"name": "make_note", "description": "Write a note.", "parameters": schema("text")}}
+        ],
+        "tool_choice": "auto",
+        "temperature": 0.2,
+        "max_tokens": 123
+    });
+    assert_eq!(body_sent(&server).await, expected);
+    let requests = server.received_requests().await.expect("recorded");
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("authorization")
+            .map(|v| v.to_str().unwrap()),
+        Some("Bearer sk-test-secret")
+    );
+}
+
+#[tokio::test]
+async fn anthropic_gets_the_exact_request_and_its_calls_come_back_in_order() {
+    let rs = http_rules(5_000, 0);
+    let answer = Api::Anthropic.answer(&[
+        ("find_web", r#"{"query": "Paris weather"}"#),
+        ("make_note", r#"{"text": "Paris weather"}"#),
+    ]);
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", "sk-test-secret"))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer))
+        .mount(&server)
+        .await;
+    let model = Api::Anthropic.model(&server.uri());
+    let d = turnout::engine::decide(&rs, &rich_request(), Some(model.as_ref()))
+        .await
+        .expect("decided");
+    assert_eq!(tools(&d), ["find_web", "make_note"]);
+    // The assistant's question opens the history, which the Messages API does not allow: it
+    // goes to the system prompt as context.
+    let system = format!(
+        "{SYSTEM_PROMPT}\n## Conversation before the messages below\n- Assistant: Which city?\n"
+    );
+    let expected = json!({
+        "model": "test-model",
+        "max_tokens": 123,
+        "temperature": 0.2,
+        "system": system,
+        "messages": [{"role": "user", "content": "Paris weather, and note it"}],
+        "tools": [
+            {"name": "switch_mode", "description": "Switch a conversation mode on or off.", "input_schema": mode_schema()},
+            {"name": "find_web", "description": "Search the web.", "input_schema": schema("query")},
+            {"name": "make_note", "description": "Write a note.", "input_schema": schema("text")}
+        ],
+        "tool_choice": {"type": "auto"}
+    });
+    assert_eq!(body_sent(&server).await, expected);
+}
+
+#[tokio::test]
+async fn only_the_tools_available_in_context_are_offered() {
+    let rs = http_rules(5_000, 0);
+    let server = serve(
+        Api::OpenAi,
+        ResponseTemplate::new(200).set_body_json(Api::OpenAi.answer(&[])),
+    )
+    .await;
+    let model = Api::OpenAi.model(&server.uri());
+    let req: Request = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": "my files"}],
+        "integrations": ["cloud"]
+    }))
+    .expect("request");
+    let d = turnout::engine::decide(&rs, &req, Some(model.as_ref()))
+        .await
+        .expect("decided");
+    assert_eq!(d.outcome, Outcome::Chat);
+    let body = body_sent(&server).await;
+    let offered: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        offered,
+        ["switch_mode", "find_web", "make_note", "cloud_files"]
+    );
+    // Without the integration it is neither offered (above, three tools) nor accepted.
+    let server = serve(
+        Api::OpenAi,
+        ResponseTemplate::new(200).set_body_json(Api::OpenAi.answer(&[("cloud_files", "{}")])),
+    )
+    .await;
+    let model = Api::OpenAi.model(&server.uri());
+    let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+        .await
+        .expect("decided");
+    assert_eq!(d.outcome, Outcome::Chat);
+    assert_eq!(d.model_call.and_then(|c| c.error), Some("unavailable_tool"));
+}
+
+/// Asserts a plain chat answer whose trace and metrics name `kind`.
+fn assert_chat_because(d: &Decision, kind: &str, what: &str) {
+    assert_eq!(d.outcome, Outcome::Chat, "{what}: {d:?}");
+    assert!(d.calls.is_empty(), "{what}");
+    assert!(d.model_called, "{what}");
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect.ends_with(&format!(": {kind}"))),
+        "{what}: no '{kind}' in the trace {:?}",
+        d.trace
+    );
+    assert_eq!(
+        d.model_call.and_then(|c| c.error),
+        Some(kind),
+        "{what}: the metrics' kind"
+    );
+}
+
+#[tokio::test]
+async fn every_failure_is_a_plain_chat_answer_with_its_kind() {
+    let rs = http_rules(5_000, 0);
+    for api in [Api::OpenAi, Api::Anthropic] {
+        let cases: Vec<(&str, ResponseTemplate)> = vec![
+            (
+                "http_5xx",
+                ResponseTemplate::new(500).set_body_string("oops"),
+            ),
+            ("http_5xx", ResponseTemplate::new(503)),
+            (
+                "http_4xx",
+                ResponseTemplate::new(401).set_body_string("bad key"),
+            ),
+            ("http_4xx", ResponseTemplate::new(400)),
+            ("rate_limited", ResponseTemplate::new(429)),
+            (
+                "invalid_json",
+                ResponseTemplate::new(200).set_body_string("{\"choices\": [ nope"),
+            ),
+            (
+                "garbage",
+                ResponseTemplate::new(200).set_body_json(json!({"unexpected": true})),
+            ),
+            (
+                "bad_arguments_json",
+                ResponseTemplate::new(200)
+                    .set_body_json(api.answer(&[("find_web", "{\"query\": \"Paris")])),
+            ),
+            (
+                "unknown_tool",
+                ResponseTemplate::new(200).set_body_json(api.answer(&[("fly_away", "{}")])),
+            ),
+            (
+                "invalid_arguments",
+                ResponseTemplate::new(200)
+                    .set_body_json(api.answer(&[("find_web", r#"{"query": 42}"#)])),
+            ),
+            (
+                "too_many_calls",
+                ResponseTemplate::new(200).set_body_json(api.answer(&[
+                    ("find_web", r#"{"query": "a"}"#),
+                    ("find_web", r#"{"query": "b"}"#),
+                    ("make_note", r#"{"text": "c"}"#),
+                ])),
+            ),
+        ];
+        for (kind, response) in cases {
+            let server = serve(api, response).await;
+            let model = api.model(&server.uri());
+            let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+                .await
+                .expect("decided");
+            assert_chat_because(&d, kind, &format!("{api:?} {kind}"));
+            let sent = server.received_requests().await.expect("recorded").len();
+            assert_eq!(sent, 1, "{api:?} {kind}: no retry by default");
+        }
+        // Nothing listens on the port.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let model = api.model(&format!("http://127.0.0.1:{port}"));
+        let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+            .await
+            .expect("decided");
+        assert_chat_because(&d, "connection", &format!("{api:?} connection refused"));
+        assert!(
+            d.trace.iter().any(|s| s.why.contains("connection refused")),
+            "{:?}",
+            d.trace
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_on_time() {
+    let timeout = Duration::from_millis(1_000);
+    let rs = http_rules(timeout.as_millis() as u64, 1);
+    // A socket that accepts connections and never says a word.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let holder = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    // And a server that answers a minute late.
+    let late = serve(
+        Api::Anthropic,
+        ResponseTemplate::new(200)
+            .set_body_json(Api::Anthropic.answer(&[]))
+            .set_delay(Duration::from_secs(60)),
+    )
+    .await;
+    for (api, base) in [
+        (Api::OpenAi, format!("http://127.0.0.1:{port}")),
+        (Api::Anthropic, late.uri()),
+    ] {
+        let model = api.model(&base);
+        let started = Instant::now();
+        let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+            .await
+            .expect("decided");
+        let waited = started.elapsed();
+        assert_chat_because(&d, "timeout", &format!("{api:?}"));
+        assert!(
+            waited >= timeout && waited <= timeout + timeout / 10,
+            "{api:?}: waited {waited:?} for a {timeout:?} timeout"
+        );
+    }
+    holder.abort();
+}
+
+#[tokio::test]
+async fn one_retry_on_429_or_5xx_when_the_rules_allow_it() {
+    for (status, kind) in [(429, "rate_limited"), (502, "http_5xx")] {
+        for retries in [0, 1] {
+            let rs = http_rules(5_000, retries);
+            let server = MockServer::start().await;
+            Mock::given(method("POST"))
+                .respond_with(ResponseTemplate::new(status))
+                .up_to_n_times(1)
+                .with_priority(1)
+                .mount(&server)
+                .await;
+            Mock::given(method("POST"))
+                .respond_with(
+                    ResponseTemplate::new(200)
+                        .set_body_json(Api::OpenAi.answer(&[("find_web", r#"{"query": "x"}"#)])),
+                )
+                .with_priority(2)
+                .mount(&server)
+                .await;
+            let model = Api::OpenAi.model(&server.uri());
+            let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+                .await
+                .expect("decided");
+            let sent = server.received_requests().await.expect("recorded").len();
+            if retries == 0 {
+                assert_chat_because(&d, kind, "no retry");
+                assert_eq!(sent, 1);
+            } else {
+                assert_eq!(tools(&d), ["find_web"], "{status}: retried once");
+                assert_eq!(sent, 2);
+            }
+        }
+    }
+    // A Retry-After longer than the time left is not waited for.
+    let rs = http_rules(1_000, 1);
+    let server = serve(
+        Api::OpenAi,
+        ResponseTemplate::new(429).insert_header("retry-after", "30"),
+    )
+    .await;
+    let model = Api::OpenAi.model(&server.uri());
+    let started = Instant::now();
+    let d = turnout::engine::decide(&rs, &hello(), Some(model.as_ref()))
+        .await
+        .expect("decided");
+    assert_chat_because(&d, "rate_limited", "retry-after beyond the budget");
+    assert!(started.elapsed() < Duration::from_millis(900));
+    assert_eq!(server.received_requests().await.expect("recorded").len(), 1);
+}
+
+#[test]
+fn keys_are_never_printed() {
+    let model = OpenAiModel::new("m", None, Some(ApiKey::new("sk-very-secret"))).expect("model");
+    let anthropic =
+        AnthropicModel::new("m", None, Some(ApiKey::new("sk-very-secret"))).expect("model");
+    for shown in [
+        format!("{model:?}"),
+        format!("{anthropic:?}"),
+        format!("{:?}", ApiKey::new("sk-very-secret")),
+    ] {
+        assert!(!shown.contains("very-secret"), "{shown}");
+    }
+}
+
+#[test]
+fn model_specs_parse_and_print_back() {
+    for (text, spec) in [
+        ("none", ModelSpec::None),
+        ("embedded", ModelSpec::Embedded),
+        (
+            "openai:gpt-4o-mini",
+            ModelSpec::OpenAi {
+                model: "gpt-4o-mini".into(),
+                base_url: None,
+            },
+        ),
+        (
+            "openai:llama3.1:8b@http://127.0.0.1:11434/v1",
+            ModelSpec::OpenAi {
+                model: "llama3.1:8b".into(),
+                base_url: Some("http://127.0.0.1:11434/v1".into()),
+            },
+        ),
+        (
+            "anthropic:claude-x@2025@https://proxy.example/anthropic",
+            ModelSpec::Anthropic {
+                model: "claude-x@2025".into(),
+                base_url: Some("https://proxy.example/anthropic".into()),
+            },
+        ),
+        (
+            "script:answers.yaml",
+            ModelSpec::Script("answers.yaml".into()),
+        ),
+    ] {
+        assert_eq!(text.parse::<ModelSpec>(), Ok(spec.clone()), "{text}");
+        assert_eq!(spec.to_string(), text);
+    }
+    for bad in ["gpt", "openai:", "openai:@http://x", "llama:7b", "script:"] {
+        assert!(bad.parse::<ModelSpec>().is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn keys_come_from_the_key_file_or_the_environment() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("key");
+    std::fs::write(&file, "sk-from-file\n").expect("write");
+    let spec: ModelSpec = "openai:gpt-4o-mini".parse().expect("spec");
+    let model = spec
+        .build_with(&KeySource::File(file))
+        .expect("built")
+        .expect("a model");
+    assert_eq!(model.name(), "openai:gpt-4o-mini");
+    let missing = spec.build_with(&KeySource::File(dir.path().join("nope")));
+    assert!(matches!(missing, Err(SpecError::KeyFile { .. })));
+    if std::env::var_os("ANTHROPIC_API_KEY").is_none() {
+        let err = "anthropic:claude-x"
+            .parse::<ModelSpec>()
+            .expect("spec")
+            .build_with(&KeySource::Env)
+            .err()
+            .expect("no key");
+        assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+    }
+    // A server of one's own needs no key.
+    let local: ModelSpec = "openai:llama@http://127.0.0.1:9/v1".parse().expect("spec");
+    assert!(local.build_with(&KeySource::Env).is_ok());
+}
+
+#[test]
+fn a_bad_model_in_the_rules_is_refused_where_it_is_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for file in ["tools.yaml", "skills.yaml"] {
+        std::fs::copy(root().join("rules").join(file), dir.path().join(file)).expect("copy");
+    }
+    let router = std::fs::read_to_string(root().join("rules/router.yaml")).expect("router");
+    let router = router.replace("  model: embedded\n", "  model: gpt-4\n");
+    std::fs::write(dir.path().join("router.yaml"), router).expect("write");
+    let loaded = turnout::compile::load_dir(dir.path());
+    assert!(loaded.ruleset.is_none());
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "bad-model")
+        .expect("a bad-model error");
+    assert!(d.to_string().contains("router.yaml:"), "{d}");
+    assert!(d.message.contains("unknown model 'gpt-4'"), "{d}");
+}
+
+// ───────────────────────── the embedded router's behaviour ─────────────────────────
+
+/// A small pack whose router learns from `examples` (English, to keep the test readable).
+fn embedded_rules(weather_examples: &str) -> RuleSet {
+    let yaml = format!(
+        r#"
+tools:
+  - id: switch_mode
+    description: Switch a conversation mode on or off.
+    chip: Switching
+    arguments:
+      type: object
+      properties: {{mode: {{type: string, enum: [coach, none]}}}}
+      required: [mode]
+      additionalProperties: false
+    examples: [leave this mode, stop the coaching, back to normal chat, enough coaching]
+  - id: find_web
+    description: Search the web.
+    chip: Searching
+    arguments:
+      type: object
+      properties: {{query: {{type: string}}}}
+      required: [query]
+      additionalProperties: false
+    examples: {weather_examples}
+  - id: set_alarm
+    description: Set an alarm.
+    chip: Setting
+    arguments:
+      type: object
+      properties: {{when: {{type: string, enum: [morning, evening]}}}}
+      required: [when]
+      additionalProperties: false
+    examples: [wake me up tomorrow, set an alarm, alarm for the morning, ring the alarm at seven]
+  - id: make_note
+    description: Write a note.
+    chip: Writing
+    arguments:
+      type: object
+      properties: {{text: {{type: string}}}}
+      required: [text]
+      additionalProperties: false
+    examples: [write a note, note this down, make a note about the meeting, jot this down]
+skills:
+  - id: coach
+    description: A coaching mode.
+    badge: Coach
+    auto: true
+    examples: [coach me to run faster, I want a training plan, help me train for a marathon, plan my workouts]
+router:
+  skill_tool: switch_mode
+  skill_argument: mode
+  leave_skill_value: none
+  embedded:
+    threshold: 0.3
+    margin: 0.05
+    chat_examples: [hello, thanks a lot, how are you, good night, you are funny, ok]
+"#
+    );
+    let loaded = turnout::compile::load_texts(&[(PathBuf::from("rules.yaml"), yaml)]);
+    loaded
+        .ruleset
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+}
+
+const WEATHER: &str = "[weather in paris tomorrow, what is the weather today, will it rain in london, weather forecast for the weekend]";
+
+fn say(text: &str) -> Request {
+    serde_json::from_value(json!({"messages": [{"role": "user", "content": text}]})).expect("req")
+}
+
+#[tokio::test]
+async fn the_embedded_router_calls_the_tool_its_examples_point_to_and_fills_free_text() {
+    let rs = embedded_rules(WEATHER);
+    let model = EmbeddedModel::new();
+    let d = turnout::engine::decide(&rs, &say("weather in berlin this weekend?"), Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(tools(&d), ["find_web"]);
+    assert_eq!(
+        d.calls[0].arguments,
+        json!({"query": "weather in berlin this weekend?"})
+    );
+    // Chit-chat: no tool.
+    let d = turnout::engine::decide(&rs, &say("hello, how are you?"), Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(d.outcome, Outcome::Chat);
+    assert!(d.model_called);
+    // A skill is switched on through the skill tool, and left only while it is active.
+    let d = turnout::engine::decide(&rs, &say("plan my training for a marathon"), Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(d.skill.as_deref(), Some("coach"));
+    let mut leave = say("enough coaching, back to normal");
+    leave.skill = Some("coach".into());
+    let d = turnout::engine::decide(&rs, &leave, Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(d.skill, None);
+    assert!(
+        d.trace.iter().any(|s| s.effect == "left skill coach"),
+        "{:?}",
+        d.trace
+    );
+}
+
+#[tokio::test]
+async fn an_argument_the_embedded_router_cannot_fill_is_left_to_validation() {
+    let rs = embedded_rules(WEATHER);
+    let d = turnout::engine::decide(&rs, &say("set an alarm"), Some(&EmbeddedModel::new()))
+        .await
+        .expect("decided");
+    assert_eq!(d.outcome, Outcome::Chat);
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect.contains("proposed set_alarm")),
+        "{:?}",
+        d.trace
+    );
+    assert_eq!(
+        d.model_call.and_then(|c| c.error),
+        Some("invalid_arguments")
+    );
+}
+
+#[tokio::test]
+async fn two_classes_too_close_mean_no_tool() {
+    // find_web and make_note learn from the same sentences: the router cannot tell them apart.
+    let rs = embedded_rules(
+        "[write a note, note this down, make a note about the meeting, jot this down]",
+    );
+    let model = EmbeddedModel::new();
+    let d = turnout::engine::decide(&rs, &say("note this down please"), Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(d.outcome, Outcome::Chat, "{:?}", d.trace);
+    assert!(
+        d.trace.iter().any(|s| s.effect == "no call"),
+        "{:?}",
+        d.trace
+    );
+}
+
+#[tokio::test]
+async fn the_embedded_router_is_deterministic_and_retrains_when_the_rules_change() {
+    let rs = embedded_rules(WEATHER);
+    let message = "is it going to rain tomorrow";
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let model = EmbeddedModel::new();
+        let d = turnout::engine::decide(&rs, &say(message), Some(&model))
+            .await
+            .expect("decided");
+        seen.push(serde_json::to_value(&d).expect("json"));
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[0]["calls"][0]["tool"], "find_web");
+    // One model, rules reloaded: the same message now goes where the new examples say.
+    let model = EmbeddedModel::new();
+    let before = turnout::engine::decide(&rs, &say(message), Some(&model))
+        .await
+        .expect("decided");
+    // The rules change: the search tool's examples no longer speak of rain.
+    let rs2 = embedded_rules("[what is the stock price, latest football scores, news today]");
+    assert_ne!(rs.version, rs2.version);
+    let after = turnout::engine::decide(&rs2, &say(message), Some(&model))
+        .await
+        .expect("decided");
+    assert_eq!(tools(&before), ["find_web"]);
+    assert_ne!(tools(&after), ["find_web"], "{:?}", after.trace);
+}
+
+// ───────────────────────── the command line ─────────────────────────
+
+fn turnout_cmd(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("turnout starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    child.wait_with_output().expect("turnout finishes")
+}
+
+#[test]
+fn route_uses_the_embedded_router_by_default_with_no_network() {
+    let out = turnout_cmd(
+        &["route", "--jsonl"],
+        concat!(
+            r#"{"messages":[{"role":"user","content":"подбери мне наушники до 5000"}]}"#,
+            "\n",
+            r#"{"messages":[{"role":"user","content":"привет!"}]}"#,
+            "\n"
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(
+        lines[0]["calls"][0]["tool"], "product_search",
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["outcome"], "chat");
+    for d in &lines {
+        assert_eq!(d["model_called"], true);
+        assert!(d.to_string().contains("model 'embedded'"), "{d}");
+    }
+}
+
+#[test]
+fn route_with_an_unreachable_model_answers_in_plain_chat() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let spec = format!("openai:some-model@http://127.0.0.1:{port}/v1");
+    let out = turnout_cmd(
+        &["route", "--model", &spec],
+        r#"{"messages":[{"role":"user","content":"подбери мне наушники до 5000"}]}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(d["outcome"], "chat");
+    assert!(d.to_string().contains("model error: connection"), "{d}");
+    // A hosted API without a key is refused before any request.
+    let out = turnout_cmd(&["route", "--model", "anthropic:claude-x"], "{}");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+    let out = turnout_cmd(&["route", "--model", "gpt-4"], "{}");
+    assert_eq!(out.status.code(), Some(2));
+}
