@@ -13,7 +13,12 @@
 //! - [`engine`]: the pipeline for one request — pre-rules → router model → validation →
 //!   search detector → post-guards → [`engine::Decision`] with its trace.
 //! - [`model`]: the pluggable router model ([`model::Model`]) and its backends.
+//! - [`reload`]: the live ruleset (an `ArcSwap`) and the watcher that rebuilds it on the side.
+//! - [`server`]: the HTTP service (`turnout serve`): routes, limits, auth, metrics.
 //! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline.
+//! - [`lint`]: loads a directory exactly as reload does, adds whole-model meaning checks, runs
+//!   the test cases and measures their coverage; [`report`] prints any [`Diagnostic`] for
+//!   people, as JSON, or as GitHub annotations.
 //! - `cli`: the `turnout` command line (thin; the library does the work).
 //!
 //! The engine knows no domain: tool ids, skill ids and Russian words live in `rules/` only.
@@ -22,8 +27,12 @@ pub mod cli;
 pub mod compile;
 pub mod diag;
 pub mod engine;
+pub mod lint;
 pub mod model;
+pub mod reload;
+pub mod report;
 pub mod rules;
+pub mod server;
 pub mod testing;
 pub mod text;
 

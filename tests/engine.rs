@@ -437,3 +437,14 @@ fn the_version_changes_with_the_content() {
     assert_ne!(a.version, b.version);
     assert_eq!(a.version, ruleset().version);
 }
+
+#[test]
+fn the_decision_future_can_move_between_threads() {
+    // The service runs decisions on a multi-threaded runtime: the future must be Send.
+    fn is_send<T: Send>(_: &T) {}
+    let rs = ruleset();
+    let r = user("hello");
+    let model = calls(&[]);
+    let fut = engine::decide(&rs, &r, Some(&model));
+    is_send(&fut);
+}

@@ -1,20 +1,19 @@
 //! The `turnout` command line: one file per subcommand, each with its own arguments. The
 //! binary's `main` only parses and dispatches; the work is done by the library.
 
+mod lint;
 mod route;
 mod schema;
+mod serve;
 mod test;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use crate::compile::{self, RuleSet};
-use crate::model::Model;
-use crate::model::scripted::ScriptedModel;
-use crate::rules::testcase::ModelScript;
+/// `--model SPEC` (now a library type: `turnout::model::ModelSpec`).
+pub use crate::model::ModelSpec;
 
 /// Routes chat messages to a plain answer, a skill or tool calls, by rules written in YAML.
 #[derive(Debug, Parser)]
@@ -26,66 +25,27 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve decisions over HTTP; rule files are watched and applied live.
+    Serve(serve::Args),
     /// Read a request (or JSON lines of requests) on stdin and print the decision(s).
     Route(route::Args),
     /// Run the rule test cases (default: RULES/tests/*.yaml); last line `N passed, M failed`.
     Test(test::Args),
     /// Print the JSON Schema of rule files (or of test files), or write both into a directory.
     Schema(schema::Args),
+    /// Check rule directories (schema, meaning, test cases, coverage); exit 0 clean, 1 findings, 2 unusable.
+    Lint(lint::Args),
 }
 
 impl Cli {
     /// Runs the command and returns the process exit status.
     pub fn run(self) -> ExitCode {
         match self.command {
+            Command::Serve(a) => serve::run(a),
             Command::Route(a) => route::run(a),
             Command::Test(a) => test::run(a),
             Command::Schema(a) => schema::run(a),
-        }
-    }
-}
-
-/// Which router model to use, from `--model SPEC`.
-#[derive(Debug, Clone)]
-pub enum ModelSpec {
-    /// Rules only: the router is never called.
-    None,
-    /// Answers from a script file (a test case's `model:` section, in YAML or JSON).
-    Script(PathBuf),
-}
-
-impl std::str::FromStr for ModelSpec {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.split_once(':') {
-            None if s == "none" => Ok(ModelSpec::None),
-            Some(("script", file)) if !file.is_empty() => Ok(ModelSpec::Script(file.into())),
-            _ if s == "embedded" || s.starts_with("openai:") || s.starts_with("anthropic:") => {
-                Err(format!(
-                    "model '{s}' is not available in this build yet; use 'none' or 'script:FILE'"
-                ))
-            }
-            _ => Err(format!(
-                "unknown model '{s}'; expected none, embedded, script:FILE, openai:MODEL[@URL] or anthropic:MODEL[@URL]"
-            )),
-        }
-    }
-}
-
-impl ModelSpec {
-    /// Builds the backend (`None` for rules only).
-    pub fn build(&self) -> Result<Option<Arc<dyn Model>>, String> {
-        match self {
-            ModelSpec::None => Ok(None),
-            ModelSpec::Script(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read the model script {}: {e}", path.display()))?;
-                let script: ModelScript = serde_yaml::from_str(&text)
-                    .map_err(|e| format!("{}: not a model script: {e}", path.display()))?;
-                let model = ScriptedModel::from_script(Some(&script))?;
-                Ok(Some(Arc::new(model)))
-            }
+            Command::Lint(a) => lint::run(a),
         }
     }
 }

@@ -23,7 +23,10 @@ pub fn run(args: Args) -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("error: cannot write the schemas into {}: {e}", dir.display());
+                eprintln!(
+                    "error: cannot write the schemas into {}: {e}",
+                    dir.display()
+                );
                 ExitCode::from(2)
             }
         };

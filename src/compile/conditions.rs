@@ -109,7 +109,24 @@ impl<'c, 'a> CondCx<'c, 'a> {
             Condition::UiMode(m) => Cond::UiMode(m.clone()),
             Condition::FileOpen(b) => Cond::FileOpen(*b),
             Condition::OpenFileNamed(b) => Cond::OpenFileNamed(*b),
-            Condition::Integration(i) => Cond::Integration(i.clone()),
+            Condition::Integration(i) => {
+                let ids = &self.compiler.integration_ids;
+                if !ids.is_empty() && !ids.contains_key(i) {
+                    let hint = did_you_mean(i, ids.keys()).or_else(|| {
+                        let mut known: Vec<&str> = ids.keys().map(String::as_str).collect();
+                        known.sort_unstable();
+                        Some(format!("declared integrations: {}", known.join(", ")))
+                    });
+                    self.error_hint(
+                        "unknown-integration",
+                        format!("unknown integration '{i}'"),
+                        &format!("{at}/integration"),
+                        hint,
+                    );
+                    return Cond::Invalid;
+                }
+                Cond::Integration(i.clone())
+            }
             Condition::SearchToggle(b) => Cond::SearchToggle(*b),
             Condition::Argument(a) => self.call_only(at, "argument", || Cond::Argument {
                 name: a.name.clone(),

@@ -24,7 +24,7 @@ use ruleset::{
     ActionDef, ArgTemplate, CallTemplateDef, GuardDef, ListDef, PreRuleDef, SearchDef,
     SearchRuleDef, TemplatePart,
 };
-pub use ruleset::{RouterDef, RuleSet, SkillDef, ToolDef};
+pub use ruleset::{EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
 use schema::SchemaCheck;
 use source::SpanMap;
 
@@ -37,9 +37,13 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The input could not be used at all (no such directory, unreadable file).
     pub unusable: bool,
+    /// The files that passed the schema, as parsed, with their position maps: what `lint`'s
+    /// whole-model checks need to point back into the files. Same order as the compiler's.
+    pub(crate) parsed: Vec<(SourceFile, RuleFile)>,
 }
 
 /// One parsed rule file with what is needed to point back into it.
+#[derive(Debug)]
 pub(crate) struct SourceFile {
     pub path: PathBuf,
     pub spans: SpanMap,
@@ -48,6 +52,19 @@ pub(crate) struct SourceFile {
 impl SourceFile {
     pub fn locate(&self, pointer: &str) -> Location {
         source::locate(&self.path, &self.spans, pointer)
+    }
+
+    /// Where the key of the mapping member at `pointer` is (its value's place when it has no
+    /// key): for findings about a key itself, such as a section written twice.
+    pub fn locate_key(&self, pointer: &str) -> Location {
+        match self.spans.key(pointer) {
+            Some((line, column)) => Location {
+                file: self.path.clone(),
+                line,
+                column,
+            },
+            None => self.locate(pointer),
+        }
     }
 }
 
@@ -84,6 +101,7 @@ pub fn load_dir(dir: &Path) -> Loaded {
                 ruleset: None,
                 diagnostics: vec![Diagnostic::error("unusable", message)],
                 unusable: true,
+                parsed: Vec::new(),
             };
         }
     };
@@ -173,6 +191,7 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
         ruleset,
         diagnostics,
         unusable: false,
+        parsed,
     }
 }
 
@@ -183,6 +202,9 @@ pub(crate) struct Compiler<'a> {
     pub skill_ids: HashMap<String, usize>,
     pub list_ids: HashMap<String, usize>,
     pub list_used: Vec<bool>,
+    /// Declared integrations; empty when the rules declare none (then `integration:` values
+    /// are not checked).
+    pub integration_ids: HashMap<String, usize>,
 }
 
 /// Finds the closest known id, for "did you mean …?" hints.
@@ -207,6 +229,7 @@ impl<'a> Compiler<'a> {
             skill_ids: HashMap::new(),
             list_ids: HashMap::new(),
             list_used: Vec::new(),
+            integration_ids: HashMap::new(),
         }
     }
 
@@ -255,6 +278,7 @@ impl<'a> Compiler<'a> {
         let mut seen_skills = HashMap::new();
         let mut seen_lists = HashMap::new();
         let mut seen_rules = HashMap::new();
+        let mut seen_integrations = HashMap::new();
         for (file, rf) in files {
             for (i, t) in rf.tools.iter().enumerate() {
                 self.define(
@@ -283,6 +307,12 @@ impl<'a> Compiler<'a> {
                 self.define(&mut seen_lists, "word list", &l.id, file, &p);
                 let n = self.list_ids.len();
                 self.list_ids.entry(l.id.clone()).or_insert(n);
+            }
+            for (i, g) in rf.integrations.iter().enumerate() {
+                let p = format!("/integrations/{i}/id");
+                self.define(&mut seen_integrations, "integration", &g.id, file, &p);
+                let n = self.integration_ids.len();
+                self.integration_ids.entry(g.id.clone()).or_insert(n);
             }
             let rule_ids = rf
                 .pre_rules
@@ -360,7 +390,8 @@ impl<'a> Compiler<'a> {
             }
         }
 
-        // Pass 4: the router, the search detector, rules and guards.
+        // Pass 4: the integrations' tools, the router, the search detector, rules and guards.
+        self.integrations();
         let router = self.router(&skills);
         let search = self.search();
         let pre_rules = self.pre_rules();
@@ -428,12 +459,13 @@ impl<'a> Compiler<'a> {
             return Normalizer::default();
         };
         for (f2, _) in found {
-            self.error(
+            let d = Diagnostic::error(
                 "duplicate-section",
                 format!("'matching' is already defined in {}", file.path.display()),
-                f2,
-                "/matching",
-            );
+            )
+            .at(Some(f2.locate_key("/matching")))
+            .hint("a rules directory has one 'matching' section; merge the two");
+            self.diagnostics.push(d);
         }
         let mut folds = Vec::new();
         for (from, to) in &m.folds {
@@ -441,14 +473,17 @@ impl<'a> Compiler<'a> {
             let mut t = to.chars();
             match (f.next(), f.next(), t.next(), t.next()) {
                 (Some(a), None, Some(b), None) if !a.is_ascii() => folds.push((a, b)),
-                _ => self.error(
-                    "bad-fold",
-                    format!(
-                        "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
-                    ),
-                    file,
-                    &format!("/matching/folds/{}", from.replace('~', "~0").replace('/', "~1")),
-                ),
+                _ => {
+                    let pointer = format!("/matching/folds/{}", source::escape(from));
+                    let d = Diagnostic::error(
+                        "bad-fold",
+                        format!(
+                            "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
+                        ),
+                    )
+                    .at(Some(file.locate_key(&pointer)));
+                    self.diagnostics.push(d);
+                }
             }
         }
         Normalizer::new(folds)
@@ -461,14 +496,27 @@ impl<'a> Compiler<'a> {
         l: &crate::rules::WordList,
         normalizer: &Normalizer,
     ) -> ListDef {
-        let mut seen: HashMap<String, usize> = HashMap::new();
+        let keys: Vec<String> = l
+            .words
+            .iter()
+            .map(|w| normalizer.normalize(w.trim()))
+            .collect();
+        let heads: Vec<&str> = keys
+            .iter()
+            .map(|k| {
+                k.split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches('$')
+            })
+            .collect();
         for (j, w) in l.words.iter().enumerate() {
             let p = format!("/word_lists/{i}/words/{j}");
             if let Err(e) = WordMatcher::check_word(w) {
                 self.error("bad-word", format!("word list '{}': {e}", l.id), file, &p);
+                continue;
             }
-            let key = normalizer.normalize(w.trim());
-            if let Some(first) = seen.insert(key, j) {
+            if let Some(first) = keys[..j].iter().position(|k| *k == keys[j]) {
                 self.warn(
                     "duplicate-entry",
                     format!(
@@ -479,8 +527,36 @@ impl<'a> Compiler<'a> {
                     file,
                     &p,
                 );
+                continue;
+            }
+            // An entry another one already covers (a shorter stem, fewer words) adds nothing.
+            let covering = (0..keys.len()).find(|&k| {
+                k != j
+                    && keys[k] != keys[j]
+                    // Cheap first: `k`'s first stem must start `j`.
+                    && keys[j].starts_with(heads[k])
+                    && WordMatcher::covers(&keys[k], &keys[j])
+                    && (k < j || !WordMatcher::covers(&keys[j], &keys[k]))
+            });
+            if let Some(k) = covering {
+                let d = Diagnostic::warning(
+                    "redundant-entry",
+                    format!(
+                        "'{w}' adds nothing to word list '{}': entry {} '{}' already matches everything it matches",
+                        l.id,
+                        k + 1,
+                        l.words[k]
+                    ),
+                )
+                .at(Some(file.locate(&p)))
+                .hint(format!(
+                    "a stem matches every word that starts with it, so '{}' already matches what '{w}' does; remove '{w}'",
+                    l.words[k]
+                ));
+                self.diagnostics.push(d);
             }
         }
+        let mut seen_patterns: HashMap<&str, usize> = HashMap::new();
         for (j, pat) in l.patterns.iter().enumerate() {
             let p = format!("/word_lists/{i}/patterns/{j}");
             if let Err(e) = WordMatcher::compile_pattern(pat) {
@@ -488,7 +564,37 @@ impl<'a> Compiler<'a> {
                     crate::text::EntryError::MatchesEmpty => "matches-empty",
                     _ => "bad-regex",
                 };
-                self.error(code, format!("word list '{}': {e}", l.id), file, &p);
+                // The regex crate's message is several lines (the pattern, a caret, the error);
+                // the finding gets its last line, the hint the rest.
+                let text = e.to_string();
+                let (message, hint) = match text.split_once('\n') {
+                    Some((head, rest)) => {
+                        let lines: Vec<&str> = rest.lines().collect();
+                        let (last, shown) = lines.split_last().unwrap_or((&"", &[]));
+                        let last = last.strip_prefix("error: ").unwrap_or(last);
+                        let hint = (!shown.is_empty()).then(|| shown.join("\n"));
+                        (format!("{} {last}", head.trim_end()), hint)
+                    }
+                    None => (text, None),
+                };
+                let mut d = Diagnostic::error(code, format!("word list '{}': {message}", l.id))
+                    .at(Some(file.locate(&p)));
+                if let Some(h) = hint {
+                    d = d.hint(h);
+                }
+                self.diagnostics.push(d);
+            }
+            if let Some(first) = seen_patterns.insert(pat.as_str(), j) {
+                self.warn(
+                    "duplicate-entry",
+                    format!(
+                        "pattern '{pat}' is already pattern {} of word list '{}'",
+                        first + 1,
+                        l.id
+                    ),
+                    file,
+                    &p,
+                );
             }
         }
         if l.words.is_empty() && l.patterns.is_empty() {
@@ -496,12 +602,21 @@ impl<'a> Compiler<'a> {
                 "empty-list",
                 format!("word list '{}' has no words and no patterns", l.id),
                 file,
+                &format!("/word_lists/{i}/id"),
+            );
+        }
+        let matcher = WordMatcher::new(&l.words, &l.patterns, normalizer);
+        if let Some(e) = matcher.error() {
+            self.error(
+                "list-too-large",
+                format!("word list '{}' cannot be compiled: {e}", l.id),
+                file,
                 &format!("/word_lists/{i}"),
             );
         }
         ListDef {
             id: Arc::from(l.id.as_str()),
-            matcher: WordMatcher::new(&l.words, &l.patterns, normalizer),
+            matcher,
             entries: l.words.iter().chain(&l.patterns).cloned().collect(),
         }
     }
@@ -526,6 +641,19 @@ impl<'a> Compiler<'a> {
                 None
             }
         };
+        if t.consequential && !t.confirm {
+            let d = Diagnostic::error(
+                "unconfirmed-consequential",
+                format!(
+                    "tool '{}' is marked consequential but does not ask the user to confirm",
+                    t.id
+                ),
+            )
+            .at(Some(file.locate(&format!("/tools/{i}/consequential"))))
+            .rule(t.id.as_str())
+            .hint("add 'confirm: true' to the tool: a consequential action is only prepared, the user confirms it with a button");
+            self.diagnostics.push(d);
+        }
         let available_when = t.available_when.as_ref().map(|c| {
             let mut cx = CondCx::new(self, file, Scope::Request);
             cx.compile(c, &format!("/tools/{i}/available_when"))
@@ -542,6 +670,66 @@ impl<'a> Compiler<'a> {
         })
     }
 
+    /// Every tool an integration lists must exist and be offered only while the integration is
+    /// connected: its `available_when` must require `integration: ID` (alone, inside an `all`,
+    /// or in every branch of an `any`).
+    fn integrations(&mut self) {
+        let files = self.files;
+        for (file, rf) in files {
+            for (i, g) in rf.integrations.iter().enumerate() {
+                for (j, id) in g.tools.iter().enumerate() {
+                    let p = format!("/integrations/{i}/tools/{j}");
+                    if self.tool_ref(id, file, &p).is_none() {
+                        continue;
+                    }
+                    let tool = files.iter().find_map(|(tf, trf)| {
+                        trf.tools
+                            .iter()
+                            .position(|t| t.id == *id)
+                            .map(|k| (tf, k, &trf.tools[k]))
+                    });
+                    let Some((tf, k, t)) = tool else { continue };
+                    let gated = t
+                        .available_when
+                        .as_ref()
+                        .is_some_and(|c| requires_integration(c, &g.id));
+                    if gated {
+                        continue;
+                    }
+                    let (pointer, hint) = match &t.available_when {
+                        Some(_) => (
+                            format!("/tools/{k}/available_when"),
+                            format!(
+                                "make it hold only with the integration, e.g. available_when: {{all: [{{integration: {}}}, ...]}}",
+                                g.id
+                            ),
+                        ),
+                        None => (
+                            format!("/tools/{k}/id"),
+                            format!(
+                                "add 'available_when: {{integration: {}}}' to the tool",
+                                g.id
+                            ),
+                        ),
+                    };
+                    let d = Diagnostic::error(
+                        "ungated-integration-tool",
+                        format!(
+                            "tool '{id}' needs integration '{}' (listed at {}:{}) but is offered without it",
+                            g.id,
+                            file.path.display(),
+                            file.locate(&p).line
+                        ),
+                    )
+                    .at(Some(tf.locate(&pointer)))
+                    .rule(id.as_str())
+                    .hint(hint);
+                    self.diagnostics.push(d);
+                }
+            }
+        }
+    }
+
     /// The router section: exactly one, and its skill tool must agree with the skills.
     fn router(&mut self, skills: &[SkillDef]) -> Option<RouterDef> {
         let files = self.files;
@@ -556,12 +744,13 @@ impl<'a> Compiler<'a> {
             return None;
         };
         for (f2, _) in found {
-            self.error(
+            let d = Diagnostic::error(
                 "duplicate-section",
                 format!("'router' is already defined in {}", file.path.display()),
-                f2,
-                "/router",
-            );
+            )
+            .at(Some(f2.locate_key("/router")))
+            .hint("a rules directory has one 'router' section; merge the two");
+            self.diagnostics.push(d);
         }
         let skill_tool_idx = self.tool_ref(&r.skill_tool, file, "/router/skill_tool")?;
         // The skill tool's schema must list exactly the auto skills and the leave value (B9).
@@ -576,9 +765,9 @@ impl<'a> Compiler<'a> {
                 .and_then(|a| a.pointer(&format!("/properties/{}/enum", r.skill_argument)))
                 .and_then(Value::as_array)
                 .map(|a| {
+                    // Non-strings keep their place (as JSON text) so positions stay right.
                     a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
                         .collect()
                 });
             let ptr = format!("/tools/{ti}/arguments/properties/{}", r.skill_argument);
@@ -592,34 +781,22 @@ impl<'a> Compiler<'a> {
                     tf,
                     &format!("/tools/{ti}"),
                 ),
-                Some(values) => {
-                    let mut expected: Vec<&str> = skills
-                        .iter()
-                        .filter(|s| s.auto)
-                        .map(|s| &*s.id)
-                        .chain([r.leave_skill_value.as_str()])
-                        .collect();
-                    expected.sort_unstable();
-                    let mut actual: Vec<&str> = values.iter().map(String::as_str).collect();
-                    actual.sort_unstable();
-                    if expected != actual {
-                        self.error(
-                            "skill-enum",
-                            format!(
-                                "the allowed values of '{}.{}' must be the auto-switch skills plus '{}': expected [{}], found [{}]",
-                                t.id,
-                                r.skill_argument,
-                                r.leave_skill_value,
-                                expected.join(", "),
-                                actual.join(", ")
-                            ),
-                            tf,
-                            &ptr,
-                        );
-                    }
-                }
+                Some(values) => self.skill_enum(skills, r, tf, &ptr, &t.id, &values),
             }
         }
+        let model = match r
+            .model
+            .as_deref()
+            .map(str::parse::<crate::model::ModelSpec>)
+        {
+            Some(Err(e)) => {
+                self.error("bad-model", e.to_string(), file, "/router/model");
+                None
+            }
+            Some(Ok(spec)) => Some(spec),
+            None => None,
+        };
+        let embedded = r.embedded.clone().unwrap_or_default();
         Some(RouterDef {
             history: r.history,
             temperature: r.temperature,
@@ -631,8 +808,97 @@ impl<'a> Compiler<'a> {
             leave_skill_value: r.leave_skill_value.clone(),
             instructions: r.instructions.iter().map(|n| n.text.clone()).collect(),
             notes: r.notes.iter().map(|n| n.text.clone()).collect(),
+            model,
+            retries: r.retries,
+            embedded: ruleset::EmbeddedDef {
+                threshold: embedded.threshold,
+                margin: embedded.margin,
+                chat_examples: embedded.chat_examples,
+            },
             skill_tool_idx,
         })
+    }
+
+    /// The skill tool's allowed values must be exactly the auto-switch skills plus the leave
+    /// value (B9). Each difference is reported where it can be fixed: a missing auto skill at its
+    /// `auto`, an extra value at its place in the `enum`.
+    fn skill_enum(
+        &mut self,
+        skills: &[SkillDef],
+        r: &crate::rules::Router,
+        tf: &SourceFile,
+        ptr: &str,
+        tool: &str,
+        values: &[String],
+    ) {
+        let files = self.files;
+        let allowed = format!("{tool}.{}", r.skill_argument);
+        for s in skills.iter().filter(|s| s.auto) {
+            if values.iter().any(|v| *v == *s.id) {
+                continue;
+            }
+            let place = files.iter().find_map(|(f, rf)| {
+                rf.skills
+                    .iter()
+                    .position(|k| *k.id == *s.id)
+                    .map(|k| (f, format!("/skills/{k}/auto")))
+            });
+            if let Some((f, p)) = place {
+                let d = Diagnostic::error(
+                    "skill-enum",
+                    format!(
+                        "skill '{}' switches on automatically (auto: true) but is not an allowed value of '{allowed}'",
+                        s.id
+                    ),
+                )
+                .at(Some(f.locate(&p)))
+                .rule(&*s.id)
+                .hint(format!(
+                    "add '{}' to the enum at {}:{}, or set 'auto: false'",
+                    s.id,
+                    tf.path.display(),
+                    tf.locate(&format!("{ptr}/enum")).line
+                ));
+                self.diagnostics.push(d);
+            }
+        }
+        for (k, v) in values.iter().enumerate() {
+            if *v == r.leave_skill_value {
+                continue;
+            }
+            let (message, hint) = match skills.iter().find(|s| *s.id == **v) {
+                Some(s) if s.auto => continue,
+                Some(_) => (
+                    format!(
+                        "'{allowed}' allows skill '{v}', which is not auto-switch (auto: false): the router would be told it may switch it on"
+                    ),
+                    Some(format!(
+                        "remove '{v}' from the enum, or set 'auto: true' on the skill"
+                    )),
+                ),
+                None => (
+                    format!("'{allowed}' allows '{v}', which is not a skill"),
+                    did_you_mean(v, self.skill_ids.keys()),
+                ),
+            };
+            let mut d = Diagnostic::error("skill-enum", message)
+                .at(Some(tf.locate(&format!("{ptr}/enum/{k}"))));
+            if let Some(h) = hint {
+                d = d.hint(h);
+            }
+            self.diagnostics.push(d);
+        }
+        if !values.contains(&r.leave_skill_value) {
+            self.error(
+                "skill-enum",
+                format!(
+                    "'{allowed}' must allow '{}' (the router's leave_skill_value), or the router cannot leave a skill",
+                    r.leave_skill_value
+                ),
+                tf,
+                &format!("{ptr}/enum"),
+            );
+        }
     }
 
     fn search(&mut self) -> Option<SearchDef> {
@@ -642,12 +908,13 @@ impl<'a> Compiler<'a> {
             .filter_map(|(f, rf)| rf.search.as_ref().map(|s| (f, s)));
         let (file, s) = found.next()?;
         for (f2, _) in found {
-            self.error(
+            let d = Diagnostic::error(
                 "duplicate-section",
                 format!("'search' is already defined in {}", file.path.display()),
-                f2,
-                "/search",
-            );
+            )
+            .at(Some(f2.locate_key("/search")))
+            .hint("a rules directory has one 'search' section; merge the two");
+            self.diagnostics.push(d);
         }
         let tool = self.tool_ref(&s.tool, file, "/search/tool");
         let mut cx = CondCx::new(self, file, Scope::Request);
@@ -765,6 +1032,18 @@ impl<'a> Compiler<'a> {
         }
         self.diagnostics.push(d);
         None
+    }
+}
+
+/// Whether `c` can only hold while integration `id` is connected, read from its shape: the
+/// condition itself, a part of an `all`, or every branch of an `any`.
+fn requires_integration(c: &crate::rules::Condition, id: &str) -> bool {
+    use crate::rules::Condition as C;
+    match c {
+        C::Integration(i) => i == id,
+        C::All(parts) => parts.iter().any(|p| requires_integration(p, id)),
+        C::Any(parts) => !parts.is_empty() && parts.iter().all(|p| requires_integration(p, id)),
+        _ => false,
     }
 }
 

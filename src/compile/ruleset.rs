@@ -172,7 +172,24 @@ pub struct RouterDef {
     pub instructions: Vec<String>,
     /// Disambiguation notes, in order.
     pub notes: Vec<String>,
+    /// The model the rules ask for when the command line names none.
+    pub model: Option<crate::model::ModelSpec>,
+    /// Retries on HTTP 429 or 5xx within the timeout: 0 or 1.
+    pub retries: u32,
+    /// The embedded router's settings.
+    pub embedded: EmbeddedDef,
     pub(crate) skill_tool_idx: usize,
+}
+
+/// The embedded offline router's settings (see [`crate::rules::EmbeddedRouter`]).
+#[derive(Debug, Clone)]
+pub struct EmbeddedDef {
+    /// The lowest score at which a tool is called.
+    pub threshold: f32,
+    /// How far the best score must be ahead of the second.
+    pub margin: f32,
+    /// Messages that need no tool.
+    pub chat_examples: Vec<String>,
 }
 
 #[derive(Debug)]

@@ -82,14 +82,16 @@ pub struct SchemaCheck {
 }
 
 impl SchemaCheck {
-    /// The checker for rule files.
-    pub fn rules() -> SchemaCheck {
-        Self::new(rules_schema(), "rule file")
+    /// The checker for rule files, built on first use (every reload uses the same one).
+    pub fn rules() -> &'static SchemaCheck {
+        static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
+        CHECK.get_or_init(|| Self::new(rules_schema(), "rule file"))
     }
 
-    /// The checker for rule test files.
-    pub fn tests() -> SchemaCheck {
-        Self::new(tests_schema(), "test file")
+    /// The checker for rule test files, built on first use.
+    pub fn tests() -> &'static SchemaCheck {
+        static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
+        CHECK.get_or_init(|| Self::new(tests_schema(), "test file"))
     }
 
     fn new(schema: Value, what: &'static str) -> SchemaCheck {
@@ -113,6 +115,8 @@ impl SchemaCheck {
             value,
             spans,
             out: Vec::new(),
+            suggested: Vec::new(),
+            missing: Vec::new(),
         };
         if value.is_null() {
             let keys = explain.allowed_keys("");
@@ -143,7 +147,20 @@ impl SchemaCheck {
         for error in validator.iter_errors(value) {
             explain.error(&error);
         }
-        let mut out = explain.out;
+        // A missing key that an unknown key next to it is a misspelling of (`drop_whn` for
+        // `drop_when`) is one mistake, reported once: at the misspelt key.
+        let Explain {
+            mut out,
+            suggested,
+            missing,
+            ..
+        } = explain;
+        out.extend(
+            missing
+                .into_iter()
+                .filter(|(inst, key, _)| !suggested.iter().any(|(i, k)| i == inst && k == key))
+                .map(|(_, _, d)| d),
+        );
         out.sort_by(|a, b| {
             let pos = |d: &Diagnostic| d.location.as_ref().map(|l| (l.line, l.column));
             pos(a).cmp(&pos(b)).then_with(|| a.message.cmp(&b.message))
@@ -161,6 +178,10 @@ struct Explain<'a> {
     value: &'a Value,
     spans: &'a SpanMap,
     out: Vec<Diagnostic>,
+    /// (object pointer, key) of every unknown key's "did you mean" suggestion.
+    suggested: Vec<(String, String)>,
+    /// (object pointer, key, finding) of every missing key, kept apart until the end.
+    missing: Vec<(String, String, Diagnostic)>,
 }
 
 impl<'a> Explain<'a> {
@@ -241,6 +262,7 @@ impl<'a> Explain<'a> {
         let mut hint = String::new();
         if let Some(close) = did_you_mean(key, allowed.iter().map(String::as_str)) {
             hint.push_str(&format!("did you mean '{close}'? "));
+            self.suggested.push((inst.to_owned(), close.to_owned()));
         }
         if !allowed.is_empty() {
             hint.push_str(&format!("allowed keys: {}", allowed.join(", ")));
@@ -262,6 +284,9 @@ impl<'a> Explain<'a> {
             .description(&format!("{object}/properties/{}", escape(key)))
             .map(|d| format!("'{key}': {d}"));
         self.push("missing-key", message, self.value_at(inst), hint, inst);
+        if let Some(d) = self.out.pop() {
+            self.missing.push((inst.to_owned(), key.to_owned(), d));
+        }
     }
 
     /// The value at `inst` has the wrong JSON type; the `type` keyword is at `spath`.
@@ -845,6 +870,7 @@ fn field_orders() -> &'static HashMap<&'static str, &'static [&'static str]> {
         [
             fields_of::<r::RuleFile>(),
             fields_of::<r::Matching>(),
+            fields_of::<r::Integration>(),
             fields_of::<r::Tool>(),
             fields_of::<r::Skill>(),
             fields_of::<r::WordList>(),
@@ -1153,7 +1179,8 @@ cases:
     fn unknown_key_is_located_at_the_key_with_did_you_mean() {
         let text = "guards:\n  - id: g\n    description: d\n    drop_whn: {mentions: x}\n";
         let diags = rules_check(text);
-        assert_eq!(diags.len(), 2, "{diags:#?}");
+        // One mistake, one finding: 'drop_when' is missing because it is misspelt.
+        assert_eq!(diags.len(), 1, "{diags:#?}");
         let d = diags
             .iter()
             .find(|d| d.code == "unknown-key")
@@ -1165,9 +1192,13 @@ cases:
         );
         assert_eq!(d.rule.as_deref(), Some("g"));
         assert_eq!(at(d), (4, 5));
-        // And the real key is missing.
-        assert!(diags.iter().any(|d| d.code == "missing-key"
-            && d.message == "missing key 'drop_when' in guard"));
+        // A misspelling of something else leaves the missing key reported.
+        let text = "guards:\n  - id: g\n    description: d\n    tool: [x]\n";
+        let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["missing-key", "unknown-key"]);
+        let text = "guards:\n  - id: g\n    description: d\n    whatever: 1\n";
+        let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["missing-key", "unknown-key"]);
 
         let d = only(&rules_check("guardz: []\n")).clone();
         assert_eq!(

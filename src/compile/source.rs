@@ -292,6 +292,14 @@ pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnosti
                 Some(loc) => (loc.line().max(1), loc.column().max(1)),
                 None => spans.error.unwrap_or((1, 1)),
             };
+            // "The file ends here" errors point past the last line; the end of the last line,
+            // where the unfinished value is, is what a person needs to see.
+            let (line, column) = match text.lines().last() {
+                Some(last) if line > text.lines().count() => {
+                    (text.lines().count(), last.chars().count() + 1)
+                }
+                _ => (line, column),
+            };
             let raw = strip_positions(&err.to_string());
             let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
             let (friendly, explained) = explain_yaml_error(&raw, line_text);
@@ -579,7 +587,8 @@ guards:
         let err = parse_yaml(&path(), text).expect_err("truncated");
         assert_eq!(err.code, "yaml-syntax");
         let loc = err.location.clone().expect("located");
-        assert_eq!((loc.line, loc.column), (4, 1));
+        // Past the end of the file: shown at the end of the last line, after the open '['.
+        assert_eq!((loc.line, loc.column), (3, 23));
         assert!(
             err.message.starts_with("this YAML is not well-formed: "),
             "{err}"

@@ -9,6 +9,7 @@
 pub mod eval;
 mod guards;
 mod pre;
+pub mod probe;
 pub mod request;
 mod router;
 mod search;
@@ -70,6 +71,18 @@ pub struct Decision {
     pub trace: Vec<TraceStep>,
     /// The version of the ruleset that decided.
     pub rules_version: Arc<str>,
+    /// How the model call went, for metrics and logs (not part of the JSON decision).
+    #[serde(skip)]
+    pub model_call: Option<ModelCall>,
+}
+
+/// How long the router model took, and how it failed if it did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelCall {
+    /// Time from the call to its answer (or to the timeout).
+    pub latency: std::time::Duration,
+    /// The failure kind (`ModelError::kind`), or a validation failure such as `unknown_tool`.
+    pub error: Option<&'static str>,
 }
 
 /// A call on its way through the pipeline.
@@ -87,8 +100,19 @@ pub async fn decide(
     req: &Request,
     model: Option<&dyn Model>,
 ) -> Result<Decision, RequestError> {
+    decide_probed(rs, req, model, None).await
+}
+
+/// [`decide`], recording in `probe` which word lists the conditions consulted (test coverage).
+pub async fn decide_probed(
+    rs: &RuleSet,
+    req: &Request,
+    model: Option<&dyn Model>,
+    probe: Option<&probe::Probe>,
+) -> Result<Decision, RequestError> {
     let normalized = prepare(rs, req)?;
     let mut run = Run::new(rs, req, &normalized);
+    run.cx.probe = probe;
     if !run.pre_rules() {
         match model {
             Some(model) => run.call_model(model).await,
@@ -120,6 +144,7 @@ pub(crate) struct Run<'a> {
     cx: Ctx<'a>,
     calls: Vec<Pending>,
     model_called: bool,
+    model_call: Option<ModelCall>,
     model_search: bool,
     trace: Vec<TraceStep>,
 }
@@ -146,9 +171,12 @@ impl<'a> Run<'a> {
                 text: normalized,
                 chars: req.user_message().map_or(0, |m| m.chars().count()),
                 skill,
+                probe: None,
+                last_hit: std::cell::Cell::new(None),
             },
             calls: Vec::new(),
             model_called: false,
+            model_call: None,
             model_search: false,
             trace,
         }
@@ -193,6 +221,7 @@ impl<'a> Run<'a> {
             model_called: self.model_called,
             trace: self.trace,
             rules_version: rs.version.clone(),
+            model_call: self.model_call,
         }
     }
 }

@@ -201,10 +201,21 @@ impl Request {
         let de = &mut serde_json::Deserializer::from_str(body);
         let req: Request = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            ParseError {
-                field: if path == "." { "body".to_owned() } else { path },
-                message: e.into_inner().to_string(),
-            }
+            let message = e.into_inner().to_string();
+            // serde names a missing field only in its message; the path is its parent.
+            let missing = message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.split('`').next())
+                .map(|f| match path.as_str() {
+                    "." | "?" => f.to_owned(),
+                    _ => format!("{path}.{f}"),
+                });
+            let field = match missing {
+                Some(f) => f,
+                None if path == "." || path == "?" => "body".to_owned(),
+                None => path,
+            };
+            ParseError { field, message }
         })?;
         req.check().map_err(|e| ParseError {
             field: e.field().to_owned(),

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::trace::{Stage, TraceStep};
-use super::{Pending, Run};
+use super::{ModelCall, Pending, Run};
 use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
 
 impl Run<'_> {
@@ -35,12 +35,18 @@ impl Run<'_> {
             tools,
             skills: &rs.skills,
             router: &rs.router,
+            rules: rs,
         };
         self.model_called = true;
+        let started = std::time::Instant::now();
         let answer = match tokio::time::timeout(rs.router.timeout, model.route(&input)).await {
             Ok(answer) => answer,
             Err(_) => Err(ModelError::Timeout),
         };
+        self.model_call = Some(ModelCall {
+            latency: started.elapsed(),
+            error: answer.as_ref().err().map(ModelError::kind),
+        });
         match answer {
             Ok(answer) => {
                 let names: Vec<&str> = answer.calls.iter().map(|c| c.tool.as_str()).collect();
@@ -99,6 +105,9 @@ impl Run<'_> {
             })
         };
         if let Some((kind, why)) = problem {
+            if let Some(call) = &mut self.model_call {
+                call.error = Some(kind);
+            }
             self.trace.push(TraceStep::new(
                 Stage::Validate,
                 None,

@@ -41,6 +41,27 @@ pub struct RuleFile {
     /// How messages and word lists are normalised before matching (once per directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matching: Option<Matching>,
+    /// Outside services the user connects (an account, a workspace), and the tools that work on
+    /// them. Every tool listed must be offered only while its integration is connected: its
+    /// `available_when` must require `integration: ID`. Once any integration is declared, an
+    /// `integration:` condition must name a declared one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub integrations: Vec<Integration>,
+}
+
+/// An outside service the user connects, and the tools that only work while it is connected.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Integration {
+    /// Unique id: the value clients send in the request's `integrations` and conditions test
+    /// with `integration: ID`.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// What the user connects, and what the listed tools do with it.
+    pub description: String,
+    /// The tools that need it. Each must have `available_when` requiring `integration: ID`
+    /// (alone, or inside an `all`), so the model is never offered a tool that cannot work.
+    pub tools: Vec<String>,
 }
 
 /// Text normalisation shared by messages and word lists. Text is always lower-cased first.
@@ -70,6 +91,12 @@ pub struct Tool {
     /// and the user confirms it with a button.
     #[serde(default, skip_serializing_if = "is_false")]
     pub confirm: bool,
+    /// The tool does something the user cannot take back: it publishes, sends, deletes, shares
+    /// or changes settings on the user's behalf. Such a tool must also have `confirm: true`;
+    /// the rules are refused otherwise. Write it so the reason for `confirm` is on record and a
+    /// later edit cannot quietly drop the confirmation.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub consequential: bool,
     /// The tool is offered to the model and accepted from it only while this holds
     /// (e.g. `{integration: google}`). Omitted: always available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,6 +106,8 @@ pub struct Tool {
     #[schemars(with = "Map<String, Value>")]
     pub arguments: Option<Value>,
     /// Example user messages that should lead to this tool (used by the embedded offline router).
+    /// For the router's `skill_tool`: messages that leave the active skill (each skill lists the
+    /// messages that switch it on).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
@@ -197,6 +226,53 @@ pub struct Router {
     /// Disambiguation notes: "X and Y are different tools".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// The router model used when the command line names none: `embedded` (the default:
+    /// offline, no key), `none` (rules only), `openai:MODEL[@BASE_URL]`,
+    /// `anthropic:MODEL[@BASE_URL]` or `script:FILE`. `--model` on the command line wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Retries of a model call refused for its rate limit (HTTP 429) or failed by the server
+    /// (5xx): 0 (the default: the user is waiting) or 1, and only while the timeout leaves time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(max = 1))]
+    pub retries: u32,
+    /// The embedded offline router: a classifier over the `examples` of tools and skills (not
+    /// a language model). Omitted: the defaults below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<EmbeddedRouter>,
+}
+
+/// Settings of the embedded offline router. It scores the message against every tool's and
+/// skill's `examples` (and `chat_examples`); the skill tool's own `examples` are messages that
+/// leave the active skill. It calls the best-scoring tool only when that score reaches
+/// `threshold` and beats the runner-up by `margin`; otherwise it calls none, and the plain chat
+/// answer asks back.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedRouter {
+    /// The lowest score (0 to 1) at which a tool is called.
+    #[serde(default = "default_embedded_threshold")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub threshold: f32,
+    /// How far (0 to 1) the best score must be ahead of the second best; closer is ambiguous,
+    /// so no tool is called.
+    #[serde(default = "default_embedded_margin")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub margin: f32,
+    /// Messages that need no tool (greetings, thanks, small talk, writing help): the plain
+    /// chat answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chat_examples: Vec<String>,
+}
+
+impl Default for EmbeddedRouter {
+    fn default() -> Self {
+        Self {
+            threshold: default_embedded_threshold(),
+            margin: default_embedded_margin(),
+            chat_examples: Vec::new(),
+        }
+    }
 }
 
 /// A piece of the router prompt.
@@ -333,6 +409,15 @@ pub struct ArgumentMatch {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+fn default_embedded_threshold() -> f32 {
+    0.3
+}
+fn default_embedded_margin() -> f32 {
+    0.05
 }
 fn default_history() -> usize {
     6

@@ -1,0 +1,190 @@
+//! Prometheus metrics of the service, in the text exposition format.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::engine::{Decision, Outcome, Stage};
+use crate::reload::ReloadReport;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RuleLabel {
+    rule: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VersionLabel {
+    version: String,
+}
+
+/// Every metric the service exports.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    decisions: Family<OutcomeLabel, Counter>,
+    rule_fired: Family<RuleLabel, Counter>,
+    guard_vetoes: Family<RuleLabel, Counter>,
+    model_calls: Counter,
+    model_errors: Family<KindLabel, Counter>,
+    model_latency: Histogram,
+    decision_latency: Histogram,
+    reloads: Family<ResultLabel, Counter>,
+    last_reload_ok: Gauge,
+    ruleset: Family<VersionLabel, Gauge>,
+    bad_requests: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("turnout");
+        let m = Metrics {
+            decisions: Family::default(),
+            rule_fired: Family::default(),
+            guard_vetoes: Family::default(),
+            model_calls: Counter::default(),
+            model_errors: Family::default(),
+            // 1 ms .. ~33 s
+            model_latency: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            // 5 µs .. ~20 s: rules-only decisions take microseconds.
+            decision_latency: Histogram::new(exponential_buckets(0.000_005, 2.5, 18)),
+            reloads: Family::default(),
+            last_reload_ok: Gauge::default(),
+            ruleset: Family::default(),
+            bad_requests: Counter::default(),
+            registry: Registry::default(),
+        };
+        registry.register("decisions", "Decisions by outcome", m.decisions.clone());
+        registry.register(
+            "rule_fired",
+            "Pre-rules and search rules that fired",
+            m.rule_fired.clone(),
+        );
+        registry.register(
+            "guard_vetoes",
+            "Calls dropped by each post-guard",
+            m.guard_vetoes.clone(),
+        );
+        registry.register("model_calls", "Router model calls", m.model_calls.clone());
+        registry.register(
+            "model_errors",
+            "Router model failures by kind (each ended in plain chat)",
+            m.model_errors.clone(),
+        );
+        registry.register(
+            "model_latency_seconds",
+            "Router model call latency",
+            m.model_latency.clone(),
+        );
+        registry.register(
+            "decision_latency_seconds",
+            "Time to decide one message",
+            m.decision_latency.clone(),
+        );
+        registry.register(
+            "reloads",
+            "Rule reload attempts that changed or refused the rules",
+            m.reloads.clone(),
+        );
+        registry.register(
+            "last_reload_successful",
+            "1 if the last reload attempt gave valid rules",
+            m.last_reload_ok.clone(),
+        );
+        registry.register(
+            "ruleset_info",
+            "The ruleset version serving (value 1)",
+            m.ruleset.clone(),
+        );
+        registry.register(
+            "bad_requests",
+            "Requests refused as malformed",
+            m.bad_requests.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// Counts one decision.
+    pub fn decision(&self, d: &Decision, seconds: f64) {
+        let outcome = match d.outcome {
+            Outcome::Chat => "chat",
+            Outcome::Skill => "skill",
+            Outcome::Tool => "tool",
+        };
+        self.decisions
+            .get_or_create(&OutcomeLabel { outcome })
+            .inc();
+        self.decision_latency.observe(seconds);
+        for step in &d.trace {
+            let Some(rule) = &step.rule else { continue };
+            let label = RuleLabel {
+                rule: rule.to_string(),
+            };
+            match step.stage {
+                Stage::Guard => self.guard_vetoes.get_or_create(&label).inc(),
+                _ => self.rule_fired.get_or_create(&label).inc(),
+            };
+        }
+        if let Some(call) = &d.model_call {
+            self.model_calls.inc();
+            self.model_latency.observe(call.latency.as_secs_f64());
+            if let Some(kind) = call.error {
+                self.model_errors.get_or_create(&KindLabel { kind }).inc();
+            }
+        }
+    }
+
+    /// Counts a refused request.
+    pub fn bad_request(&self) {
+        self.bad_requests.inc();
+    }
+
+    /// Records a reload attempt (unchanged directories are not counted).
+    pub fn reload(&self, r: &ReloadReport) {
+        self.last_reload_ok.set(i64::from(r.ok));
+        if r.changed || !r.ok {
+            let result = if r.ok { "success" } else { "failure" };
+            self.reloads.get_or_create(&ResultLabel { result }).inc();
+        }
+        if let Some(version) = &r.version {
+            self.ruleset.clear();
+            self.ruleset
+                .get_or_create(&VersionLabel {
+                    version: version.clone(),
+                })
+                .set(1);
+        }
+    }
+
+    /// The text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,300 @@
+//! The HTTP service: [`app`] builds the router (testable without a socket), [`run`] serves it
+//! until a shutdown signal and then lets in-flight requests finish.
+//!
+//! Client mistakes get a 4xx with a JSON body naming the field; nothing a client sends can
+//! cause a 500 or a panic.
+
+pub mod metrics;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Request as HttpRequest, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use subtle::ConstantTimeEq;
+
+use crate::engine::{self, request::Request};
+use crate::model::Model;
+use crate::reload::{LiveRules, Trigger};
+pub use metrics::Metrics;
+
+/// Limits and credentials of the service.
+#[derive(Clone)]
+pub struct Config {
+    /// Largest request body, in bytes (413 above).
+    pub body_limit: usize,
+    /// Longest user message, in characters (400 above).
+    pub max_message_chars: usize,
+    /// The bearer token clients must send, if any.
+    pub token: Option<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("body_limit", &self.body_limit)
+            .field("max_message_chars", &self.max_message_chars)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            body_limit: 1 << 20,
+            max_message_chars: 16_000,
+            token: None,
+        }
+    }
+}
+
+/// What every handler shares.
+pub struct AppState {
+    /// The serving rules.
+    pub rules: Arc<LiveRules>,
+    /// The router model (`None`: rules only).
+    pub model: Option<Arc<dyn Model>>,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// Limits and credentials.
+    pub config: Config,
+}
+
+/// A JSON error body: `{"error": {"code": …, "field": …, "message": …}}`.
+fn error(status: StatusCode, code: &str, field: Option<&str>, message: &str) -> Response {
+    let body = json!({"error": {"code": code, "field": field, "message": message}});
+    (status, Json(body)).into_response()
+}
+
+/// The service's routes.
+pub fn app(state: Arc<AppState>) -> Router {
+    let body_limit = state.config.body_limit;
+    let protected = Router::new()
+        .route("/v1/route", post(route))
+        .route("/v1/rules", get(rules_status))
+        .route("/v1/rules/reload", post(reload))
+        .route("/metrics", get(metrics))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .merge(protected)
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", None, "no such endpoint") })
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
+}
+
+async fn auth(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) -> Response {
+    let Some(token) = &state.config.token else {
+        return next.run(req).await;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
+        next.run(req).await
+    } else {
+        let mut resp = error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            None,
+            "a valid bearer token is required",
+        );
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+        resp
+    }
+}
+
+async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let started = Instant::now();
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| v.starts_with("application/json"));
+    if !json_body {
+        state.metrics.bad_request();
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            None,
+            "send the request as application/json",
+        );
+    }
+    let Ok(text) = std::str::from_utf8(&body) else {
+        state.metrics.bad_request();
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            Some("body"),
+            "the body is not UTF-8",
+        );
+    };
+    let req = match Request::from_json(text) {
+        Ok(r) => r,
+        Err(e) => {
+            state.metrics.bad_request();
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some(&e.field),
+                &e.message,
+            );
+        }
+    };
+    let max = state.config.max_message_chars;
+    if let Some(i) = req
+        .messages
+        .iter()
+        .position(|m| m.content.chars().count() > max)
+    {
+        state.metrics.bad_request();
+        let field = format!("messages[{i}].content");
+        let message = format!("the message is longer than {max} characters");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "message_too_long",
+            Some(&field),
+            &message,
+        );
+    }
+    // One ruleset for the whole request, across the model call.
+    let Some(rules) = state.rules.current() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            None,
+            "no valid ruleset is loaded; see GET /v1/rules",
+        );
+    };
+    let decision = match state.model.as_deref() {
+        Some(model) => engine::decide(&rules, &req, Some(model)).await,
+        None => engine::decide_without_model(&rules, &req),
+    };
+    match decision {
+        Ok(d) => {
+            state.metrics.decision(&d, started.elapsed().as_secs_f64());
+            Json(d).into_response()
+        }
+        Err(e) => {
+            state.metrics.bad_request();
+            error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some(e.field()),
+                &e.to_string(),
+            )
+        }
+    }
+}
+
+async fn rules_status(State(state): State<Arc<AppState>>) -> Response {
+    let mut status = serde_json::to_value(state.rules.status()).unwrap_or_default();
+    status["model"] = json!(state.model.as_ref().map_or("none", |m| m.name()));
+    Json(status).into_response()
+}
+
+/// Reloads on a blocking thread (file IO and compilation) and records the result.
+pub async fn reload_now(state: &AppState, trigger: Trigger) -> crate::reload::ReloadReport {
+    let rules = state.rules.clone();
+    let report = match tokio::task::spawn_blocking(move || rules.reload(trigger)).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "reload task failed");
+            return crate::reload::ReloadReport {
+                trigger,
+                ok: false,
+                changed: false,
+                version: state.rules.current().map(|r| r.version.to_string()),
+                at_unix: 0.0,
+                took_ms: 0.0,
+                diagnostics: Vec::new(),
+            };
+        }
+    };
+    log_reload(&report);
+    state.metrics.reload(&report);
+    report
+}
+
+/// Logs a reload: a swap at info, a refused change at error with every diagnostic.
+pub fn log_reload(r: &crate::reload::ReloadReport) {
+    if !r.ok {
+        let diagnostics: Vec<String> = r.diagnostics.iter().map(ToString::to_string).collect();
+        tracing::error!(
+            trigger = ?r.trigger,
+            serving = r.version.as_deref().unwrap_or("none"),
+            diagnostics = %diagnostics.join("\n"),
+            "rules refused; the last good ruleset keeps serving"
+        );
+    } else if r.changed {
+        tracing::info!(trigger = ?r.trigger, version = r.version.as_deref().unwrap_or(""), took_ms = r.took_ms, "rules reloaded");
+    }
+}
+
+async fn reload(State(state): State<Arc<AppState>>) -> Response {
+    let report = reload_now(&state, Trigger::Api).await;
+    let status = if report.ok {
+        StatusCode::OK
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    (status, Json(report)).into_response()
+}
+
+async fn ready(State(state): State<Arc<AppState>>) -> Response {
+    match state.rules.current() {
+        Some(rs) => (StatusCode::OK, format!("ready {}\n", rs.version)).into_response(),
+        None => (StatusCode::SERVICE_UNAVAILABLE, "no valid ruleset loaded\n").into_response(),
+    }
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then waits at most `grace` for
+/// in-flight requests.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = tx.send(());
+    });
+    let server = std::pin::pin!(server.into_future());
+    tokio::select! {
+        result = server => result,
+        () = async {
+            let _ = rx.await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!(?grace, "in-flight requests did not finish in time; stopping");
+            Ok(())
+        }
+    }
+}
