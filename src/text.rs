@@ -51,29 +51,27 @@ impl Normalizer {
             return text.to_ascii_lowercase();
         }
         let bytes = text.as_bytes();
-        let mut out: Vec<u8> = Vec::with_capacity(text.len() + 8);
+        let mut out = String::with_capacity(text.len() + 8);
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
             if b < 0x80 {
-                out.push(b.to_ascii_lowercase());
+                out.push(char::from(b.to_ascii_lowercase()));
                 i += 1;
             } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
                 // A two-byte sequence (valid, since `text` is a str): a code point below
                 // 0x800, so always inside the table.
                 let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
-                push_utf8(&mut out, self.table[code]);
+                out.push(self.table[code]);
                 i += 2;
             } else {
                 let Some(c) = text[i..].chars().next() else {
                     break;
                 };
-                push_utf8(&mut out, self.fold(c));
+                out.push(self.fold(c));
                 i += c.len_utf8();
             }
         }
-        // Only whole characters were written, so this never fails; stay safe regardless.
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        out
     }
 
     fn fold(&self, c: char) -> char {
@@ -81,18 +79,6 @@ impl Normalizer {
             Some(&f) => f,
             None => slow_fold(&self.folds, c),
         }
-    }
-}
-
-/// Appends `c` as UTF-8, with the common one- and two-byte cases spelled out.
-fn push_utf8(out: &mut Vec<u8>, c: char) {
-    let u = u32::from(c);
-    if u < 0x80 {
-        out.push(u as u8);
-    } else if u < 0x800 {
-        out.extend_from_slice(&[0xC0 | (u >> 6) as u8, 0x80 | (u & 0x3F) as u8]);
-    } else {
-        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     }
 }
 

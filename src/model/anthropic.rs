@@ -135,24 +135,7 @@ pub fn parse_answer(answer: &Value) -> Result<ModelAnswer, ModelError> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| ModelError::Garbage("a tool_use block has no name".into()))?
                 .to_owned();
-            let arguments = match block.get("input") {
-                None | Some(Value::Null) => json!({}),
-                Some(Value::Object(o)) => Value::Object(o.clone()),
-                // Compatible servers sometimes send the input as a JSON string.
-                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
-                    .ok()
-                    .filter(Value::is_object)
-                    .ok_or_else(|| ModelError::BadArgumentsJson {
-                        tool: tool.clone(),
-                        error: "not a JSON object".into(),
-                    })?,
-                Some(_) => {
-                    return Err(ModelError::BadArgumentsJson {
-                        tool,
-                        error: "input is not an object".into(),
-                    });
-                }
-            };
+            let arguments = super::call_arguments(&tool, block.get("input"))?;
             Ok(RawCall { tool, arguments })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -145,3 +145,22 @@ pub trait Model: Send + Sync {
     /// Asks the model which tools, if any, to call for this message.
     async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError>;
 }
+
+/// A tool call's arguments as a backend received them: an object, a JSON string holding an
+/// object (what OpenAI-style servers send, and some Anthropic-compatible ones), or nothing.
+pub(crate) fn call_arguments(tool: &str, raw: Option<&Value>) -> Result<Value, ModelError> {
+    let bad = |error: &str| ModelError::BadArgumentsJson {
+        tool: tool.to_owned(),
+        error: error.to_owned(),
+    };
+    match raw {
+        None | Some(Value::Null) => Ok(Value::Object(Default::default())),
+        Some(Value::Object(o)) => Ok(Value::Object(o.clone())),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Object(Default::default())),
+        Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| bad("not a JSON object")),
+        Some(_) => Err(bad("neither a JSON string nor an object")),
+    }
+}

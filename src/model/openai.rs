@@ -108,25 +108,7 @@ pub fn parse_answer(answer: &Value) -> Result<ModelAnswer, ModelError> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| ModelError::Garbage("a tool call has no name".into()))?
                 .to_owned();
-            let arguments = match function.get("arguments") {
-                // Some servers send the object itself, or nothing for a call without arguments.
-                None | Some(Value::Null) => json!({}),
-                Some(Value::Object(o)) => Value::Object(o.clone()),
-                Some(Value::String(s)) if s.trim().is_empty() => json!({}),
-                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
-                    .ok()
-                    .filter(Value::is_object)
-                    .ok_or_else(|| ModelError::BadArgumentsJson {
-                        tool: tool.clone(),
-                        error: "not a JSON object".into(),
-                    })?,
-                Some(_) => {
-                    return Err(ModelError::BadArgumentsJson {
-                        tool,
-                        error: "neither a string nor an object".into(),
-                    });
-                }
-            };
+            let arguments = super::call_arguments(&tool, function.get("arguments"))?;
             Ok(RawCall { tool, arguments })
         })
         .collect::<Result<Vec<_>, _>>()?;
