@@ -22,6 +22,20 @@
 //! - `cli`: the `turnout` command line (thin; the library does the work).
 //!
 //! The engine knows no domain: tool ids, skill ids and Russian words live in `rules/` only.
+//!
+//! # Use as a library
+//!
+//! ```
+//! use turnout::engine::{self, Outcome, request::Request};
+//!
+//! let loaded = turnout::compile::load_dir("rules".as_ref());
+//! let rules = loaded.ruleset.expect("the shipped rules are valid");
+//! let request = Request::from_json(r#"{"messages":[{"role":"user","content":"hello"}]}"#)
+//!     .expect("a valid request");
+//! let decision = engine::decide_without_model(&rules, &request).expect("routable");
+//! assert_eq!(decision.outcome, Outcome::Chat);
+//! assert_eq!(decision.rules_version, rules.version);
+//! ```
 
 pub mod cli;
 pub mod compile;
