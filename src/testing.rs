@@ -64,18 +64,13 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
                 continue;
             }
         };
-        let (value, spans) = match source::parse_yaml(path, &text) {
+        let (value, spans) = match crate::compile::parse_checked(path, &text, check) {
             Ok(v) => v,
-            Err(d) => {
-                diagnostics.push(d);
+            Err(found) => {
+                diagnostics.extend(found);
                 continue;
             }
         };
-        let found = check.check(path, &value, &spans);
-        if !found.is_empty() {
-            diagnostics.extend(found);
-            continue;
-        }
         let file: TestFile = match serde_json::from_value(value) {
             Ok(f) => f,
             Err(e) => {

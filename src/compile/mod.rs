@@ -127,6 +127,22 @@ pub fn load_dir(dir: &Path) -> Loaded {
     loaded
 }
 
+/// Parses a YAML file and validates it against `check`'s schema: the value and its span map,
+/// or every problem found. Rule files and test files both come in this way.
+pub(crate) fn parse_checked(
+    path: &Path,
+    text: &str,
+    check: &SchemaCheck,
+) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
+    let (value, spans) = source::parse_yaml(path, text).map_err(|d| vec![d])?;
+    let found = check.check(path, &value, &spans);
+    if found.is_empty() {
+        Ok((value, spans))
+    } else {
+        Err(found)
+    }
+}
+
 /// Compiles rule files given as (path, content) pairs; `load_dir` reads them from disk first.
 pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
     let check = SchemaCheck::rules();
@@ -142,18 +158,13 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
         hasher.update([0]);
         hasher.update(text.as_bytes());
         hasher.update([0]);
-        let (value, spans) = match source::parse_yaml(path, text) {
+        let (value, spans) = match parse_checked(path, text, check) {
             Ok(v) => v,
-            Err(d) => {
-                diagnostics.push(d);
+            Err(found) => {
+                diagnostics.extend(found);
                 continue;
             }
         };
-        let found = check.check(path, &value, &spans);
-        if !found.is_empty() {
-            diagnostics.extend(found);
-            continue;
-        }
         match serde_json::from_value::<RuleFile>(value) {
             Ok(file) => parsed.push((
                 SourceFile {
