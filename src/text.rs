@@ -211,6 +211,28 @@ struct Heads<A> {
     phrases: Vec<Vec<usize>>,
 }
 
+impl<A> Heads<A> {
+    /// Builds the automaton over `firsts` (none when there are none); a build failure is
+    /// recorded in `error` for the compiler to report.
+    fn build<E: std::fmt::Display>(
+        firsts: Vec<String>,
+        phrases: Vec<Vec<usize>>,
+        error: &mut Option<String>,
+        make: impl FnOnce(&[String]) -> Result<A, E>,
+    ) -> Option<Self> {
+        if firsts.is_empty() {
+            return None;
+        }
+        match make(&firsts) {
+            Ok(automaton) => Some(Self { automaton, phrases }),
+            Err(e) => {
+                *error = Some(e.to_string());
+                None
+            }
+        }
+    }
+}
+
 impl Heads<DFA> {
     /// Anchored walk from `start`: calls `f(end, phrases)` for every first stem that starts
     /// exactly there, until `f` returns `true`. Stops as soon as no stem can continue.
@@ -338,33 +360,17 @@ impl WordMatcher {
             .filter_map(|p| Self::compile_pattern(p).ok())
             .collect();
         let mut error = None;
-        let at_word_starts = (!word_firsts.is_empty())
-            .then(|| {
-                DFA::builder()
-                    .match_kind(MatchKind::Standard)
-                    .start_kind(StartKind::Anchored)
-                    .build(&word_firsts)
-                    .map_err(|e| error = Some(e.to_string()))
-                    .ok()
-            })
-            .flatten()
-            .map(|automaton| Heads {
-                automaton,
-                phrases: word_heads,
-            });
-        let anywhere = (!other_firsts.is_empty())
-            .then(|| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .build(&other_firsts)
-                    .map_err(|e| error = Some(e.to_string()))
-                    .ok()
-            })
-            .flatten()
-            .map(|automaton| Heads {
-                automaton,
-                phrases: other_heads,
-            });
+        let at_word_starts = Heads::build(word_firsts, word_heads, &mut error, |firsts| {
+            DFA::builder()
+                .match_kind(MatchKind::Standard)
+                .start_kind(StartKind::Anchored)
+                .build(firsts)
+        });
+        let anywhere = Heads::build(other_firsts, other_heads, &mut error, |firsts| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(firsts)
+        });
         Self {
             at_word_starts,
             anywhere,
@@ -382,11 +388,11 @@ impl WordMatcher {
     /// Calls `f(start, end, entry)` for each phrase entry found in `text`, word starts first,
     /// until `f` returns `true`.
     fn each_phrase(&self, text: &str, mut f: impl FnMut(usize, usize, usize) -> bool) -> bool {
+        // No boundary check is needed here: stems starting with a word character are only
+        // tried at word starts, and the others match anywhere.
         let mut check = |start: usize, heads: &[usize]| {
             heads.iter().any(|&idx| {
-                let phrase = &self.phrases[idx];
-                starts_word(text, start, phrase)
-                    && match_phrase(text, start, phrase).is_some_and(|end| f(start, end, idx))
+                match_phrase(text, start, &self.phrases[idx]).is_some_and(|end| f(start, end, idx))
             })
         };
         if let Some(heads) = &self.anywhere {
