@@ -10,6 +10,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Information about the check itself (e.g. checks skipped because a file failed).
+    Note,
     /// Worth fixing; the rules still load.
     Warning,
     /// The rules cannot be used.
@@ -19,6 +21,7 @@ pub enum Severity {
 impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         })
@@ -73,6 +76,14 @@ impl Diagnostic {
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
+            ..Self::error(code, message)
+        }
+    }
+
+    /// A note: says something about the checks, not about a rule.
+    pub fn note(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Note,
             ..Self::error(code, message)
         }
     }

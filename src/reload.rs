@@ -3,23 +3,30 @@
 //! why. Requests take one `Arc` at their start and keep it to the end, so a swap never mixes
 //! two versions inside one decision.
 //!
-//! The watcher re-reads the whole directory on any event (editors that save through a temp file
-//! and a rename, Kubernetes ConfigMaps that swap a `..data` symlink, deletions) and reloads only
-//! when the content changed, so bursts of events cost one compile at most.
+//! A reload reads the directory once ([`compile::read_dir`]); the digest of what it read is
+//! both the new version and the "did anything change" test, so an unchanged directory is never
+//! compiled, logged or counted again, and a broken file is reported once per distinct content.
+//!
+//! The watcher ([`watch`]) turns file events into reloads. Only events that can change content
+//! count (a create, a write, a rename, a delete); the opens and reads a reload itself causes do
+//! not, so an idle service reads nothing. It survives the directory being deleted, replaced or
+//! moved (rsync- and git-style deploys): a supervisor thread checks the directory's identity
+//! twice a second and re-arms the watch on whatever is at the path now. Its health is part of
+//! [`Status`] and of the service's metrics.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use arc_swap::ArcSwapOption;
-use notify::{PollWatcher, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{
-    DebounceEventResult, Debouncer, NoCache, RecommendedCache, new_debouncer, new_debouncer_opt,
-};
+use arc_swap::{ArcSwap, ArcSwapOption};
+use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind};
+use notify::{PollWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, NoCache, new_debouncer, new_debouncer_opt};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use crate::compile::{self, RuleSet};
+use crate::compile::{self, Limits, RuleSet};
 use crate::diag::Diagnostic;
 
 /// What started a reload.
@@ -41,18 +48,38 @@ pub enum Trigger {
 pub struct ReloadReport {
     /// What started it.
     pub trigger: Trigger,
-    /// Whether the files (still) give a valid ruleset. An unchanged directory is a success.
+    /// Whether the files (still) give a valid ruleset. An unchanged directory keeps the
+    /// verdict it had.
     pub ok: bool,
     /// Whether a new ruleset was swapped in.
     pub changed: bool,
+    /// The files are byte for byte what the last attempt read: nothing was compiled, and the
+    /// attempt is neither logged nor counted again.
+    pub unchanged: bool,
     /// The version serving after the attempt.
     pub version: Option<String>,
     /// When it happened, in seconds since the Unix epoch.
     pub at_unix: f64,
     /// How long reading and compiling took, in milliseconds.
     pub took_ms: f64,
+    /// How many bytes of rule files were read.
+    pub bytes_read: u64,
     /// Every finding of the attempt (errors keep the old ruleset serving).
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// How the watcher is doing.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct WatcherHealth {
+    /// Whether changes to the rules directory are being seen.
+    pub up: bool,
+    /// `native` (inotify), `poll` (where inotify is unavailable), or `off`.
+    pub mode: &'static str,
+    /// Why it is not up, if it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How often the watch was set up again after the directory was replaced or came back.
+    pub rearmed: u64,
 }
 
 /// What `/v1/rules` shows.
@@ -68,20 +95,32 @@ pub struct Status {
     pub loaded_at_unix: Option<f64>,
     /// The last reload attempt.
     pub last_reload: Option<ReloadReport>,
+    /// The file watcher.
+    pub watcher: WatcherHealth,
 }
 
-struct Inner {
-    /// Fingerprint of the bytes last compiled, so unchanged directories are not recompiled.
-    fingerprint: Option<[u8; 32]>,
+/// What the status page shows besides the ruleset, replaced whole after each attempt so that
+/// reading it never waits for a reload.
+#[derive(Debug, Default)]
+struct Shown {
     loaded_at_unix: Option<f64>,
     last: Option<ReloadReport>,
 }
 
+/// An extra acceptance test a ruleset must pass to be swapped in (the service uses it to refuse
+/// rules its next start could not use).
+pub type Accept = Box<dyn Fn(&RuleSet) -> Vec<Diagnostic> + Send + Sync>;
+
 /// The serving ruleset of one rules directory.
 pub struct LiveRules {
     dir: PathBuf,
+    limits: Limits,
+    accept: Option<Accept>,
     current: ArcSwapOption<RuleSet>,
-    inner: Mutex<Inner>,
+    shown: ArcSwap<Shown>,
+    watcher: ArcSwap<WatcherHealth>,
+    /// Held by the one reload running; remembers the digest of what the last attempt read.
+    reloading: Mutex<Option<[u8; 32]>>,
 }
 
 impl std::fmt::Debug for LiveRules {
@@ -96,40 +135,30 @@ fn now_unix() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Hashes every rule file and test file under `dir` (names and bytes). Unreadable entries
-/// count as changes, so the compiler gets to report them.
-fn fingerprint(dir: &Path) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    let mut add = |files: Vec<PathBuf>| {
-        for path in files {
-            hasher.update(path.as_os_str().as_encoded_bytes());
-            hasher.update([0]);
-            match std::fs::read(&path) {
-                Ok(bytes) => hasher.update(&bytes),
-                Err(e) => hasher.update(e.to_string().as_bytes()),
-            }
-            hasher.update([0]);
-        }
-    };
-    match compile::rule_files(dir) {
-        Ok(files) => add(files),
-        Err(e) => hasher.update(e.to_string().as_bytes()),
-    }
-    hasher.finalize().into()
-}
-
 impl LiveRules {
-    /// Loads `dir` once. The result may hold no ruleset (see [`LiveRules::status`]); the service
-    /// is then not ready until a valid change arrives.
+    /// Loads `dir` once, within the default limits. The result may hold no ruleset (see
+    /// [`LiveRules::status`]); the service is then not ready until a valid change arrives.
     pub fn load(dir: &Path) -> (Arc<Self>, ReloadReport) {
+        Self::load_with(dir, Limits::default(), None)
+    }
+
+    /// Loads `dir` once within `limits`; `accept` is asked about every ruleset before it serves.
+    pub fn load_with(
+        dir: &Path,
+        limits: Limits,
+        accept: Option<Accept>,
+    ) -> (Arc<Self>, ReloadReport) {
         let live = Arc::new(Self {
             dir: dir.to_path_buf(),
+            limits,
+            accept,
             current: ArcSwapOption::empty(),
-            inner: Mutex::new(Inner {
-                fingerprint: None,
-                loaded_at_unix: None,
-                last: None,
+            shown: ArcSwap::from_pointee(Shown::default()),
+            watcher: ArcSwap::from_pointee(WatcherHealth {
+                mode: "off",
+                ..WatcherHealth::default()
             }),
+            reloading: Mutex::new(None),
         });
         let report = live.reload(Trigger::Startup);
         (live, report)
@@ -145,42 +174,57 @@ impl LiveRules {
         &self.dir
     }
 
-    fn inner(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave `Inner` half-written: every field is
-        // assigned whole, so the data is still usable.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    /// The limits rule files are read within.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<[u8; 32]>> {
+        // A panic while holding the lock cannot leave the digest half-written.
+        self.reloading.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Re-reads the directory; builds and swaps in a new ruleset if the content changed and is
-    /// valid. Blocking (file IO and compilation): call it from a blocking thread.
+    /// valid. Blocking (file IO and compilation): call it from a blocking thread. Reloads run
+    /// one at a time; readers of [`status`](Self::status) never wait for one.
     pub fn reload(&self, trigger: Trigger) -> ReloadReport {
-        // One reload at a time: the lock is held across reading and compiling.
-        let mut inner = self.inner();
+        let mut last_digest = self.lock();
         let started = std::time::Instant::now();
-        let print = fingerprint(&self.dir);
-        let serving = self.current.load();
-        let version = |rs: &Option<Arc<RuleSet>>| rs.as_ref().map(|r| r.version.to_string());
-        if inner.fingerprint == Some(print) && trigger != Trigger::Startup {
-            let last = inner.last.clone();
+        let read = compile::read_dir(&self.dir, &self.limits);
+        let bytes_read = read.bytes_read;
+        let version = |rs: Option<Arc<RuleSet>>| rs.map(|r| r.version.to_string());
+        if *last_digest == Some(read.digest) && trigger != Trigger::Startup {
+            let last = self.shown.load().last.clone();
             return ReloadReport {
                 trigger,
                 ok: last.as_ref().is_none_or(|l| l.ok),
                 changed: false,
-                version: version(&serving),
+                unchanged: true,
+                version: version(self.current()),
                 at_unix: now_unix(),
                 took_ms: started.elapsed().as_secs_f64() * 1e3,
+                bytes_read,
                 diagnostics: last.map(|l| l.diagnostics).unwrap_or_default(),
             };
         }
-        inner.fingerprint = Some(print);
-        let loaded = compile::load_dir(&self.dir);
+        *last_digest = Some(read.digest);
+        let mut loaded = compile::compile_read(read, &self.limits);
+        if let (Some(rs), Some(accept)) = (&loaded.ruleset, &self.accept) {
+            let refused = accept(rs);
+            if refused.iter().any(Diagnostic::is_error) {
+                loaded.ruleset = None;
+            }
+            loaded.diagnostics.extend(refused);
+        }
         let ok = loaded.ruleset.is_some();
+        let serving = self.current();
+        let mut loaded_at = self.shown.load().loaded_at_unix;
         let changed = match loaded.ruleset {
             Some(rs) => {
                 let same = serving.as_ref().is_some_and(|s| s.version == rs.version);
                 if !same {
                     self.current.store(Some(Arc::new(rs)));
-                    inner.loaded_at_unix = Some(now_unix());
+                    loaded_at = Some(now_unix());
                 }
                 !same
             }
@@ -190,41 +234,41 @@ impl LiveRules {
             trigger,
             ok,
             changed,
-            version: version(&self.current.load()),
+            unchanged: false,
+            version: version(self.current()),
             at_unix: now_unix(),
             took_ms: started.elapsed().as_secs_f64() * 1e3,
+            bytes_read,
             diagnostics: loaded.diagnostics,
         };
-        inner.last = Some(report.clone());
+        self.shown.store(Arc::new(Shown {
+            loaded_at_unix: loaded_at,
+            last: Some(report.clone()),
+        }));
         report
     }
 
-    /// What `/v1/rules` shows.
+    /// What `/v1/rules` shows; never waits for a reload in progress.
     pub fn status(&self) -> Status {
         let current = self.current();
-        let inner = self.inner();
+        let shown = self.shown.load();
         Status {
             dir: self.dir.clone(),
             version: current.as_ref().map(|r| r.version.to_string()),
             files: current.map(|r| r.files.clone()).unwrap_or_default(),
-            loaded_at_unix: inner.loaded_at_unix,
-            last_reload: inner.last.clone(),
+            loaded_at_unix: shown.loaded_at_unix,
+            last_reload: shown.last.clone(),
+            watcher: self.watcher_health(),
         }
     }
-}
 
-/// Keeps the file watcher running; dropping it stops watching.
-pub enum Watcher {
-    /// inotify (or the platform's native API).
-    Native(Debouncer<RecommendedWatcher, RecommendedCache>),
-    /// Polling, where the native watcher is unavailable or exhausted.
-    Poll(Debouncer<PollWatcher, NoCache>),
-}
+    /// How the file watcher is doing.
+    pub fn watcher_health(&self) -> WatcherHealth {
+        (**self.watcher.load()).clone()
+    }
 
-impl Watcher {
-    /// Whether the watcher polls instead of getting events.
-    pub fn is_polling(&self) -> bool {
-        matches!(self, Watcher::Poll(_))
+    fn set_watcher(&self, health: WatcherHealth) {
+        self.watcher.store(Arc::new(health));
     }
 }
 
@@ -232,45 +276,226 @@ impl Watcher {
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 /// How often the polling fallback looks at the files.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How often the supervisor checks that the watched directory is still the one at the path.
+pub const CHECK_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Watches the rules directory (recursively) and calls `changed` after each settled burst of
-/// events. Falls back to polling when the native watcher cannot be set up.
-pub fn watch(
-    dir: &Path,
-    changed: impl Fn() + Send + Sync + 'static,
-) -> Result<Watcher, notify::Error> {
-    let changed = Arc::new(changed);
-    let handler = |changed: Arc<dyn Fn() + Send + Sync>| {
+/// Whether an event can mean that a file's content changed. Opening, reading and closing a file
+/// without writing (what every reload does) cannot; neither can an access-time update.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        _ => true,
+    }
+}
+
+/// One armed watch: it stops when dropped.
+struct Armed {
+    /// `native` or `poll`.
+    mode: &'static str,
+    _debouncer: Box<dyn std::any::Any + Send>,
+}
+
+/// Keeps the watcher running; dropping it stops watching.
+pub struct Watcher {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The identity of what is at `dir` now (device and inode; `None`: nothing there).
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(dir).ok()?;
+    if !meta.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        Some((0, 0))
+    }
+}
+
+/// Watches `live`'s directory (recursively) and calls `changed` after each settled burst of
+/// content events, and whenever the directory at the path was replaced (the new one may hold
+/// anything). Falls back to polling when the native watcher cannot be set up.
+pub fn watch(live: Arc<LiveRules>, changed: impl Fn() + Send + Sync + 'static) -> Watcher {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<()>();
+    let flag = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("rules-watcher".into())
+        .spawn(move || supervise(&live, &changed, &tx, &rx, &flag));
+    match thread {
+        Ok(t) => Watcher {
+            stop,
+            thread: Some(t),
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the rules watcher; use SIGHUP or POST /v1/rules/reload");
+            Watcher { stop, thread: None }
+        }
+    }
+}
+
+/// The supervisor: arms the watch, forwards settled events, and re-arms when the directory at
+/// the path is not the one watched (deleted, replaced, moved away) or the watch broke.
+fn supervise(
+    live: &LiveRules,
+    changed: &dyn Fn(),
+    tx: &mpsc::Sender<()>,
+    rx: &mpsc::Receiver<()>,
+    stop: &AtomicBool,
+) {
+    let dir = live.dir.clone();
+    let mut armed: Option<(Armed, Option<(u64, u64)>)> = None;
+    let mut rearmed = 0u64;
+    // The load at start-up has read the directory; only a later arming must look again.
+    let mut at_start = true;
+    while !stop.load(Ordering::Relaxed) {
+        let now = identity(&dir);
+        let stale = match &armed {
+            None => true,
+            Some((_, watched)) => *watched != now,
+        };
+        if stale {
+            armed = None;
+            match now {
+                None => live.set_watcher(WatcherHealth {
+                    up: false,
+                    mode: "off",
+                    error: Some(format!("the rules directory {} is missing", dir.display())),
+                    rearmed,
+                }),
+                Some(id) => match arm(&dir, tx.clone()) {
+                    Ok(w) => {
+                        let mode = w.mode;
+                        if !at_start {
+                            rearmed += 1;
+                            tracing::info!(dir = %dir.display(), mode, "the rules directory was replaced; watching the new one");
+                            // The new directory may hold anything: look at it now.
+                            changed();
+                        }
+                        live.set_watcher(WatcherHealth {
+                            up: true,
+                            mode,
+                            error: None,
+                            rearmed,
+                        });
+                        armed = Some((w, Some(id)));
+                    }
+                    Err(e) => live.set_watcher(WatcherHealth {
+                        up: false,
+                        mode: "off",
+                        error: Some(e.to_string()),
+                        rearmed,
+                    }),
+                },
+            }
+        }
+        at_start = false;
+        match rx.recv_timeout(CHECK_INTERVAL) {
+            Ok(()) => {
+                // Drain a burst that arrived together: one reload covers it.
+                while rx.try_recv().is_ok() {}
+                changed();
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// Sets up a watch on `dir`: native if possible, polling otherwise. Each settled burst that
+/// holds a content event sends one message on `tx`.
+fn arm(dir: &Path, tx: mpsc::Sender<()>) -> Result<Armed, notify::Error> {
+    let handler = |tx: mpsc::Sender<()>| {
         move |result: DebounceEventResult| match result {
-            Ok(events) if !events.is_empty() => changed(),
-            Ok(_) => {}
+            Ok(events) => {
+                if events.iter().any(|e| changes_content(&e.kind)) {
+                    let _ = tx.send(());
+                }
+            }
             Err(errors) => {
                 for e in errors {
                     tracing::warn!(error = %e, "rule watcher error");
                 }
                 // Events may have been lost: look at the directory anyway.
-                changed();
+                let _ = tx.send(());
             }
         }
     };
-    let native = new_debouncer(DEBOUNCE, None, handler(changed.clone())).and_then(|mut d| {
+    let native = new_debouncer(DEBOUNCE, None, handler(tx.clone())).and_then(|mut d| {
         d.watch(dir, RecursiveMode::Recursive)?;
         Ok(d)
     });
     match native {
-        Ok(d) => Ok(Watcher::Native(d)),
+        Ok(d) => Ok(Armed {
+            mode: "native",
+            _debouncer: Box::new(d),
+        }),
         Err(e) => {
             tracing::warn!(error = %e, "native file watching unavailable; polling the rules directory");
             let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
             let mut d = new_debouncer_opt::<_, PollWatcher, NoCache>(
                 DEBOUNCE,
                 None,
-                handler(changed),
+                handler(tx),
                 NoCache,
                 config,
             )?;
             d.watch(dir, RecursiveMode::Recursive)?;
-            Ok(Watcher::Poll(d))
+            Ok(Armed {
+                mode: "poll",
+                _debouncer: Box::new(d),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, DataChange, RemoveKind, RenameMode};
+
+    #[test]
+    fn only_events_that_can_change_content_count() {
+        for kind in [
+            EventKind::Access(AccessKind::Open(notify::event::AccessMode::Any)),
+            EventKind::Access(AccessKind::Read),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)),
+        ] {
+            assert!(!changes_content(&kind), "{kind:?}");
+        }
+        for kind in [
+            EventKind::Create(CreateKind::File),
+            EventKind::Modify(ModifyKind::Data(DataChange::Content)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            EventKind::Remove(RemoveKind::File),
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            EventKind::Any,
+        ] {
+            assert!(changes_content(&kind), "{kind:?}");
         }
     }
 }

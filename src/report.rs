@@ -56,8 +56,20 @@ impl Sources {
             .files
             .entry(path.to_path_buf())
             .or_insert_with(|| {
-                std::fs::read(path)
+                // Only regular files of a rule file's size: a finding may point at a pipe or a
+                // huge file, and printing it must not block or eat memory.
+                // A link is followed only within its own folder, so a finding about a link out
+                // of the rules directory never prints what it points at.
+                let limits = crate::compile::Limits::default();
+                let real = std::fs::canonicalize(path).ok()?;
+                let folder = std::fs::canonicalize(path.parent()?).ok()?;
+                if !real.starts_with(folder) {
+                    return None;
+                }
+                std::fs::metadata(&real)
                     .ok()
+                    .filter(|m| m.is_file() && m.len() <= limits.max_file_bytes)
+                    .and_then(|_| std::fs::read(&real).ok())
                     .and_then(|b| String::from_utf8(b).ok())
             })
             .as_deref()?;
@@ -162,6 +174,7 @@ pub fn github(d: &Diagnostic, sources: &mut Sources) -> String {
     let kind = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "notice",
     };
     let mut props = Vec::new();
     if let Some(l) = &d.location {

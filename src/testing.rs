@@ -44,10 +44,9 @@ impl CaseResult {
     }
 }
 
-/// The test files of a rules directory: `DIR/tests/*.yaml`, in name order.
+/// The test files of a rules directory: `DIR/tests/**/*.yaml`, in path order.
 pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
-    let dir = rules_dir.join("tests");
-    crate::compile::rule_files(&dir).unwrap_or_default()
+    crate::compile::load::test_files(rules_dir)
 }
 
 /// Reads, validates and checks the references of the cases in `files` against `rs`. Cases that
@@ -64,7 +63,8 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
                 continue;
             }
         };
-        let (value, spans) = match crate::compile::parse_checked(path, &text, check) {
+        let limits = crate::compile::Limits::default();
+        let (value, spans) = match crate::compile::parse_checked(path, &text, check, &limits) {
             Ok(v) => v,
             Err(found) => {
                 diagnostics.extend(found);

@@ -241,12 +241,16 @@ async fn client_mistakes_get_a_4xx_naming_the_field() {
         (400, Some("message_too_long"))
     );
     let huge = json!({"messages": [{"role": "user", "content": "y".repeat(5000)}]}).to_string();
-    let (got, _) = s.post("/v1/route", &huge).await;
-    assert_eq!(got, 413);
+    let (got, err) = s.post("/v1/route", &huge).await;
+    assert_eq!(
+        (got, err["error"]["code"].as_str()),
+        (413, Some("body_too_large"))
+    );
     let (metrics_status, metrics) = s.get("/metrics").await;
     assert_eq!(metrics_status, 200);
+    // Every refusal above counts, the oversized body too.
     assert!(
-        metrics.contains("turnout_bad_requests_total 8"),
+        metrics.contains("turnout_bad_requests_total 9"),
         "{metrics}"
     );
 }

@@ -26,6 +26,8 @@ pub struct Args {
     /// Fail (exit 1) when test coverage of rules and word-list entries is below PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     min_coverage: Option<f64>,
+    #[command(flatten)]
+    limits: super::LimitArgs,
 }
 
 /// `80`, `80%` or `72.5` → a percentage in 0..=100.
@@ -52,6 +54,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let options = Options {
         min_coverage: args.min_coverage,
+        limits: args.limits.limits(),
     };
     let mut sources = Sources::new();
     let mut status = 0u8;

@@ -50,9 +50,30 @@ impl Cli {
     }
 }
 
+/// Limits on rule files, shared by every command that reads them (so `lint` and `test` can be
+/// run with the service's limits).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Largest rule file, in bytes; larger files are refused before they are read.
+    #[arg(long, value_name = "BYTES", default_value_t = compile::Limits::default().max_file_bytes, value_parser = clap::value_parser!(u64).range(1..))]
+    max_rule_file_bytes: u64,
+    /// Deepest nesting of lists and mappings in a rule file.
+    #[arg(long, value_name = "LEVELS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_rule_depth: u32,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> compile::Limits {
+        compile::Limits {
+            max_file_bytes: self.max_rule_file_bytes,
+            max_depth: self.max_rule_depth as usize,
+        }
+    }
+}
+
 /// Loads the rules, printing every finding to stderr; `None` when they cannot be used.
-fn load_rules(dir: &std::path::Path) -> Option<RuleSet> {
-    let loaded = compile::load_dir(dir);
+fn load_rules(dir: &std::path::Path, limits: &LimitArgs) -> Option<RuleSet> {
+    let loaded = compile::load_dir_with(dir, &limits.limits());
     for d in &loaded.diagnostics {
         eprintln!("{d}");
     }

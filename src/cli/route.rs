@@ -1,6 +1,8 @@
 //! `turnout route`: a request on stdin, a decision on stdout.
 
 use std::io::{BufRead, Read, Write};
+
+use super::LimitArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,13 +25,16 @@ pub struct Args {
     /// ANTHROPIC_API_KEY).
     #[arg(long, value_name = "FILE")]
     model_key_file: Option<PathBuf>,
-    /// Read one request per line and print one decision per line.
+    /// Read one request per line and print one decision per line (a line that is not a valid
+    /// request gets an error object on its line, and the run goes on).
     #[arg(long)]
     jsonl: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let Some(rs) = load_rules(&args.rules) else {
+    let Some(rs) = load_rules(&args.rules, &args.limits) else {
         return ExitCode::from(2);
     };
     let spec = ModelSpec::choose(args.model.as_ref(), rs.router());
@@ -53,18 +58,24 @@ pub fn run(args: Args) -> ExitCode {
     let mut out = std::io::stdout().lock();
     let mut ok = true;
     if args.jsonl {
-        for (n, line) in stdin.lock().lines().enumerate() {
-            let line = match line {
+        // Lines are read as bytes: one line that is not UTF-8 is that line's error, not the
+        // end of the run.
+        for (n, line) in stdin.lock().split(b'\n').enumerate() {
+            let bytes = match line {
                 Ok(l) => l,
                 Err(e) => {
                     eprintln!("error: cannot read stdin: {e}");
                     return ExitCode::from(2);
                 }
             };
-            if line.trim().is_empty() {
-                continue;
-            }
-            let result = route_one(&rt, &rs, model, &line);
+            let result = match std::str::from_utf8(&bytes) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => route_one(&rt, &rs, model, line),
+                Err(e) => Err(format!(
+                    "the request is not valid: the line is not UTF-8 (byte {})",
+                    e.valid_up_to() + 1
+                )),
+            };
             let text = match result {
                 Ok(json) => json,
                 Err(e) => {

@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::model::spec::{KeySource, ModelSpec};
+use super::LimitArgs;
+use crate::diag::Diagnostic;
+use crate::model::spec::{BuildOptions, KeySource, ModelSpec};
 use crate::reload::{self, LiveRules, Trigger};
-use crate::server::{self, AppState, Config, Metrics};
+use crate::server::conn::{self, Stopped};
+use crate::server::{self, AppState, Config, Metrics, ModelSlot};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -28,6 +31,10 @@ pub struct Args {
     /// ANTHROPIC_API_KEY). Keys are never logged.
     #[arg(long, value_name = "FILE")]
     model_key_file: Option<PathBuf>,
+    /// Largest router model answer read, in bytes; a longer one is cut off and the message gets
+    /// a plain chat answer.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_model_answer_bytes: u64,
     /// File holding the bearer token clients must send (else the TURNOUT_TOKEN variable).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
@@ -35,17 +42,35 @@ pub struct Args {
     #[arg(long)]
     allow_unauthenticated: bool,
     /// Largest request body in bytes (larger: 413).
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     body_limit: usize,
     /// Longest message in characters (longer: 400).
-    #[arg(long, default_value_t = 16_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = 16_000)]
     max_message_chars: usize,
+    /// Most client connections open at once. At the cap, the connection idle the longest is
+    /// closed to make room for a new one.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout: u64,
+    /// Seconds a client may take to send a request's body (then 408).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout: u64,
+    /// Seconds a connection may sit with no request being worked on (waiting for headers, a
+    /// body, or its next keep-alive request) before it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
-    /// Seconds to let in-flight requests finish after SIGINT/SIGTERM.
-    #[arg(long, default_value_t = 10)]
+    /// Seconds to let in-flight requests finish after SIGINT/SIGTERM (longer than the default
+    /// model timeout of 15 s, so a request waiting on the model is not cut off). A second signal
+    /// stops at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
     shutdown_grace: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -112,11 +137,19 @@ pub fn run(args: Args) -> ExitCode {
     };
     let config = Config {
         body_limit: args.body_limit,
+        body_timeout: Duration::from_secs(args.body_timeout),
         max_message_chars: args.max_message_chars,
         token,
     };
     match rt.block_on(serve(args, config)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Stopped::Clean) => ExitCode::SUCCESS,
+        Ok(Stopped::CutOff(n)) => {
+            tracing::error!(
+                connections = n,
+                "the shutdown grace period ended with requests still in flight; they were cut off"
+            );
+            ExitCode::from(1)
+        }
         Err(e) => {
             tracing::error!("{e}");
             ExitCode::from(1)
@@ -124,44 +157,69 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-async fn serve(args: Args, config: Config) -> Result<(), String> {
-    let (rules, report) = LiveRules::load(&args.rules);
-    server::log_reload(&report);
-    // The backend is chosen once, at start: the command line, else the rules' router.model.
-    let spec = match rules.current() {
-        Some(rs) => ModelSpec::choose(args.model.as_ref(), rs.router()),
-        None => {
-            tracing::warn!(dir = %args.rules.display(), "no valid ruleset yet: /readyz answers 503 until the rules are fixed");
-            args.model.clone().unwrap_or(ModelSpec::Embedded)
+/// The acceptance test for rules when the model comes from `router.model`: a ruleset whose
+/// model this service could not build (a hosted API without its key) is refused by a reload
+/// just as the next start would refuse it, so an accepted edit can never stop the next start.
+fn model_check(keys: KeySource) -> reload::Accept {
+    Box::new(move |rs| {
+        let router = rs.router();
+        let spec = ModelSpec::choose(None, router);
+        match spec.check(&keys) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![
+                Diagnostic::error(
+                    "model-unavailable",
+                    format!("router.model '{spec}' cannot be used by this service: {e}"),
+                )
+                .at(router.model_at.clone())
+                .hint("set the key where the service runs, or start it with --model"),
+            ],
         }
-    };
+    })
+}
+
+async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
     let keys = KeySource::from_file(args.model_key_file.as_deref());
-    let model = spec.build_with(&keys).map_err(|e| e.to_string())?;
+    let options = BuildOptions {
+        keys: keys.clone(),
+        max_answer_bytes: usize::try_from(args.max_model_answer_bytes).unwrap_or(usize::MAX),
+    };
+    // A model named on the command line is the operator's choice: one that cannot be built
+    // stops the start. One named by the rules is checked by every reload instead.
+    let (model, accept) = match &args.model {
+        Some(spec) => (
+            ModelSlot::fixed(spec.build_opts(&options).map_err(|e| e.to_string())?),
+            None,
+        ),
+        None => (ModelSlot::from_rules(options), Some(model_check(keys))),
+    };
+    let limits = args.limits.limits();
+    let (rules, report) = LiveRules::load_with(&args.rules, limits, accept);
+    server::log_reload(&report);
+    match rules.current() {
+        Some(rs) => drop(model.get(&rs)),
+        None => {
+            tracing::warn!(dir = %args.rules.display(), "no valid ruleset yet: /readyz answers 503 until the rules are fixed")
+        }
+    }
     let metrics = Arc::new(Metrics::new());
     metrics.reload(&report);
+    metrics.rules_read(report.bytes_read);
     let state = Arc::new(AppState {
         rules: rules.clone(),
         model,
-        metrics,
+        metrics: metrics.clone(),
         config,
     });
 
-    // Reload requests from the watcher and SIGHUP go through one channel; a full channel
-    // means a reload is already pending, which will see the latest files anyway.
+    // Reload requests from the watcher and SIGHUP go through one channel to one task, so
+    // reloads run one at a time, on a blocking thread, never on the request workers; a full
+    // channel means a reload is already pending, which will see the latest files anyway.
     let (tx, mut rx) = mpsc::channel::<Trigger>(1);
     let watch_tx = tx.clone();
-    let _watcher = match reload::watch(&args.rules, move || {
+    let _watcher = reload::watch(rules.clone(), move || {
         let _ = watch_tx.try_send(Trigger::Watch);
-    }) {
-        Ok(w) => {
-            tracing::info!(dir = %args.rules.display(), polling = w.is_polling(), "watching the rules");
-            Some(w)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot watch the rules directory; use SIGHUP or POST /v1/rules/reload");
-            None
-        }
-    };
+    });
     spawn_sighup(tx);
     let reload_state = state.clone();
     tokio::spawn(async move {
@@ -176,20 +234,42 @@ async fn serve(args: Args, config: Config) -> Result<(), String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    tracing::info!(%addr, model = state.model.as_ref().map_or("none", |m| m.name()), "serving");
+    let open_files = conn::raise_open_files_limit();
+    let mut max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
+    if let Some(files) = open_files {
+        // Room for the listener, rule files, the model's connections and the logs.
+        let room = usize::try_from(files.saturating_sub(64)).unwrap_or(usize::MAX);
+        if room < max_connections {
+            tracing::warn!(
+                max_connections,
+                open_files = files,
+                "--max-connections is above what the open-file limit allows; using {room}"
+            );
+            max_connections = room.max(1);
+        }
+    }
+    tracing::info!(%addr, model = state.model.name(), max_connections, "serving");
     // The one line on stdout: scripts and tests read the bound address from it.
     println!("turnout listening on http://{addr}");
     let app = server::app(state);
-    server::run(
+    let limits = conn::Limits {
+        max_connections,
+        header_timeout: Duration::from_secs(args.header_timeout),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+    };
+    let stopped = conn::serve(
         listener,
         app,
+        limits,
+        metrics,
         shutdown_signal(),
         Duration::from_secs(args.shutdown_grace),
     )
-    .await
-    .map_err(|e| format!("server error: {e}"))?;
-    tracing::info!("stopped");
-    Ok(())
+    .await;
+    if stopped == Stopped::Clean {
+        tracing::info!("stopped");
+    }
+    Ok(stopped)
 }
 
 #[cfg(unix)]
@@ -210,7 +290,19 @@ fn spawn_sighup(tx: mpsc::Sender<Trigger>) {
 #[cfg(not(unix))]
 fn spawn_sighup(_tx: mpsc::Sender<Trigger>) {}
 
+/// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once (exit 130),
+/// without waiting for the grace period.
 async fn shutdown_signal() {
+    wait_for_signal().await;
+    tracing::info!("shutting down: finishing in-flight requests (a second signal stops at once)");
+    tokio::spawn(async {
+        wait_for_signal().await;
+        tracing::warn!("second signal: stopping now");
+        std::process::exit(130);
+    });
+}
+
+async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -231,5 +323,4 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }

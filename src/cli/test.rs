@@ -25,10 +25,12 @@ pub struct Args {
     /// Fail (exit 1) when coverage is below PCT percent (implies --coverage).
     #[arg(long, value_name = "PCT", value_parser = super::lint::parse_percent)]
     min_coverage: Option<f64>,
+    #[command(flatten)]
+    limits: super::LimitArgs,
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let loaded = compile::load_dir(&args.rules);
+    let loaded = compile::load_dir_with(&args.rules, &args.limits.limits());
     let mut sources = Sources::new();
     for d in &loaded.diagnostics {
         eprintln!("{}", report::human(d, &mut sources));

@@ -5,6 +5,8 @@
 //! reload all call this, so they can never disagree about what a rule file means.
 
 mod conditions;
+pub(crate) mod events;
+pub mod load;
 pub mod ruleset;
 pub mod schema;
 pub mod source;
@@ -14,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::diag::{Diagnostic, Location};
 use crate::rules::{Action, RuleFile};
@@ -68,62 +69,38 @@ impl SourceFile {
     }
 }
 
-/// The rule files of a directory: `*.yaml` and `*.yml` directly in it, in name order. Hidden
-/// files (editor swap files, Kubernetes' `..data`) and the `tests/` folder are not rule files.
-pub fn rule_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let yaml = matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        );
-        if yaml && !name.starts_with('.') && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
+pub use load::{ReadDir, read_dir, rule_files};
+pub use source::Limits;
+
+/// Loads and compiles every rule file in `dir` (and its subfolders) within the default
+/// [`Limits`].
+pub fn load_dir(dir: &Path) -> Loaded {
+    load_dir_with(dir, &Limits::default())
 }
 
-/// Loads and compiles every rule file in `dir`.
-pub fn load_dir(dir: &Path) -> Loaded {
-    let files = match rule_files(dir) {
-        Ok(files) => files,
-        Err(e) => {
-            let message = if e.kind() == std::io::ErrorKind::NotFound {
-                format!("no such rules directory: {}", dir.display())
-            } else {
-                format!("cannot read the rules directory {}: {e}", dir.display())
-            };
-            return Loaded {
-                ruleset: None,
-                diagnostics: vec![Diagnostic::error("unusable", message)],
-                unusable: true,
-                parsed: Vec::new(),
-            };
-        }
-    };
-    let mut texts = Vec::with_capacity(files.len());
-    let mut diagnostics = Vec::new();
-    let mut unusable = false;
-    for path in files {
-        match source::read_text(&path) {
-            Ok(text) => texts.push((path, text)),
-            Err(d) => {
-                unusable |= d.code == "unreadable";
-                diagnostics.push(d);
-            }
-        }
-    }
-    let mut loaded = load_texts(&texts);
+/// Loads and compiles every rule file in `dir` within `limits`.
+pub fn load_dir_with(dir: &Path, limits: &Limits) -> Loaded {
+    compile_read(read_dir(dir, limits), limits)
+}
+
+/// Compiles what [`read_dir`] read (the reload reads first, to see whether anything changed).
+pub fn compile_read(read: ReadDir, limits: &Limits) -> Loaded {
+    let version = read.version();
+    let read_failed = read.diagnostics.iter().any(Diagnostic::is_error);
+    let mut loaded = compile_texts(
+        &read.texts,
+        version,
+        limits,
+        Some(read.dir.clone()),
+        read_failed,
+    );
+    let mut diagnostics = read.diagnostics;
     diagnostics.append(&mut loaded.diagnostics);
     if diagnostics.iter().any(Diagnostic::is_error) {
         loaded.ruleset = None;
     }
     loaded.diagnostics = diagnostics;
-    loaded.unusable |= unusable;
+    loaded.unusable |= read.unusable;
     loaded
 }
 
@@ -133,8 +110,9 @@ pub(crate) fn parse_checked(
     path: &Path,
     text: &str,
     check: &SchemaCheck,
+    limits: &Limits,
 ) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
-    let (value, spans) = source::parse_yaml(path, text).map_err(|d| vec![d])?;
+    let (value, spans) = source::parse_yaml_limited(path, text, limits).map_err(|d| vec![d])?;
     let found = check.check(path, &value, &spans);
     if found.is_empty() {
         Ok((value, spans))
@@ -143,25 +121,49 @@ pub(crate) fn parse_checked(
     }
 }
 
-/// Compiles rule files given as (path, content) pairs; `load_dir` reads them from disk first.
+/// Compiles rule files given as (path, content) pairs; [`load_dir`] reads them from disk first.
 pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
+    let digest = load::digest_of(texts.iter().map(|(p, t)| (p.as_path(), t.as_bytes())));
+    compile_texts(
+        texts,
+        load::version_of(&digest),
+        &Limits::default(),
+        None,
+        false,
+    )
+}
+
+/// Findings that need every rule file: when one could not be loaded they may be false (the id
+/// may be defined, or the list used, in the file that failed), so they are left out and one
+/// note says so.
+const NEED_EVERY_FILE: &[&str] = &[
+    "unknown-tool",
+    "unknown-skill",
+    "unknown-list",
+    "unknown-integration",
+    "missing-router",
+    "unused-list",
+    "skill-enum",
+    "ungated-integration-tool",
+];
+
+fn compile_texts(
+    texts: &[(PathBuf, String)],
+    version: String,
+    limits: &Limits,
+    root: Option<PathBuf>,
+    read_failed: bool,
+) -> Loaded {
     let check = SchemaCheck::rules();
     let mut diagnostics = Vec::new();
     let mut parsed = Vec::new();
-    let mut hasher = Sha256::new();
+    let mut failed: Vec<&Path> = Vec::new();
     for (path, text) in texts {
-        hasher.update(
-            path.file_name()
-                .map(|n| n.as_encoded_bytes())
-                .unwrap_or(b""),
-        );
-        hasher.update([0]);
-        hasher.update(text.as_bytes());
-        hasher.update([0]);
-        let (value, spans) = match parse_checked(path, text, check) {
+        let (value, spans) = match parse_checked(path, text, check, limits) {
             Ok(v) => v,
             Err(found) => {
                 diagnostics.extend(found);
+                failed.push(path);
                 continue;
             }
         };
@@ -174,26 +176,51 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
                 file,
             )),
             // The schema is generated from the same types, so this is a safety net only.
-            Err(e) => diagnostics.push(
-                Diagnostic::error(
-                    "invalid",
-                    format!("the file does not match the rule format: {e}"),
+            Err(e) => {
+                failed.push(path);
+                diagnostics.push(
+                    Diagnostic::error(
+                        "invalid",
+                        format!("the file does not match the rule format: {e}"),
+                    )
+                    .at(Some(Location {
+                        file: path.clone(),
+                        line: 1,
+                        column: 1,
+                    })),
                 )
-                .at(Some(Location {
-                    file: path.clone(),
-                    line: 1,
-                    column: 1,
-                })),
-            ),
+            }
         }
     }
-    let digest = hasher.finalize();
-    let version: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let schema_failed = !diagnostics.is_empty();
-    let mut compiler = Compiler::new(&parsed);
+    let mut compiler = Compiler::new(&parsed, root, *limits);
     let ruleset = compiler.compile(version, texts.iter().map(|(p, _)| p.clone()).collect());
+    let incomplete = read_failed || !failed.is_empty();
+    if incomplete {
+        let before = compiler.diagnostics.len();
+        compiler
+            .diagnostics
+            .retain(|d| !NEED_EVERY_FILE.contains(&d.code));
+        if compiler.diagnostics.len() < before {
+            let names: Vec<String> = failed.iter().map(|p| p.display().to_string()).collect();
+            let which = if names.is_empty() {
+                "a rule file could not be read".to_owned()
+            } else {
+                format!("these files could not be loaded: {}", names.join(", "))
+            };
+            diagnostics.push(
+                Diagnostic::note(
+                    "skipped-checks",
+                    format!(
+                        "checks that need every rule file (unknown ids, unused word lists, the \
+                         router section, the skill list) were skipped: {which}"
+                    ),
+                )
+                .hint("fix the errors above first; the skipped checks run again then"),
+            );
+        }
+    }
     diagnostics.append(&mut compiler.diagnostics);
-    let ruleset = if schema_failed || diagnostics.iter().any(Diagnostic::is_error) {
+    let ruleset = if incomplete || diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {
         ruleset
@@ -208,6 +235,9 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
 
 pub(crate) struct Compiler<'a> {
     files: &'a [(SourceFile, RuleFile)],
+    /// The rules directory, when the files came from one (script paths are relative to it).
+    root: Option<PathBuf>,
+    limits: Limits,
     pub diagnostics: Vec<Diagnostic>,
     pub tool_ids: HashMap<String, usize>,
     pub skill_ids: HashMap<String, usize>,
@@ -232,9 +262,11 @@ pub(crate) fn did_you_mean<'k>(
 }
 
 impl<'a> Compiler<'a> {
-    fn new(files: &'a [(SourceFile, RuleFile)]) -> Self {
+    fn new(files: &'a [(SourceFile, RuleFile)], root: Option<PathBuf>, limits: Limits) -> Self {
         Self {
             files,
+            root,
+            limits,
             diagnostics: Vec::new(),
             tool_ids: HashMap::new(),
             skill_ids: HashMap::new(),
@@ -804,6 +836,9 @@ impl<'a> Compiler<'a> {
                 self.error("bad-model", e.to_string(), file, "/router/model");
                 None
             }
+            Some(Ok(crate::model::ModelSpec::Script(script))) => self
+                .script(&script, file)
+                .map(crate::model::ModelSpec::Script),
             Some(Ok(spec)) => Some(spec),
             None => None,
         };
@@ -817,6 +852,7 @@ impl<'a> Compiler<'a> {
             skill_tool: Arc::from(r.skill_tool.as_str()),
             skill_argument: r.skill_argument.clone(),
             leave_skill_value: r.leave_skill_value.clone(),
+            model_at: r.model.is_some().then(|| file.locate("/router/model")),
             instructions: r.instructions.iter().map(|n| n.text.clone()).collect(),
             notes: r.notes.iter().map(|n| n.text.clone()).collect(),
             model,
@@ -828,6 +864,73 @@ impl<'a> Compiler<'a> {
             },
             skill_tool_idx,
         })
+    }
+
+    /// A `script:FILE` router model named in the rules: FILE is relative to the rules directory
+    /// and must stay inside it (rules never read files elsewhere), and it is read and checked
+    /// now, through the same path as rule files, so a reload refuses what a start would.
+    /// Returns the script's path as the service will read it.
+    fn script(&mut self, script: &Path, file: &SourceFile) -> Option<PathBuf> {
+        let root = match &self.root {
+            Some(root) => root.clone(),
+            None => file.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        };
+        let path = root.join(script);
+        let inside = std::fs::canonicalize(&root).ok().and_then(|r| {
+            std::fs::canonicalize(&path)
+                .ok()
+                .map(|p| (p.starts_with(&r), p))
+        });
+        match inside {
+            Some((true, real)) => match load::load_script(&real, &self.limits) {
+                Ok(_) => Some(real),
+                Err(found) => {
+                    let d = Diagnostic::error(
+                        "bad-model",
+                        format!(
+                            "router.model: the script {} cannot be used",
+                            script.display()
+                        ),
+                    )
+                    .at(Some(file.locate("/router/model")))
+                    .hint(
+                        found
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    self.diagnostics.push(d);
+                    None
+                }
+            },
+            Some((false, _)) => {
+                let d = Diagnostic::error(
+                    "bad-model",
+                    format!(
+                        "router.model: the script {} is outside the rules directory; it was not read",
+                        script.display()
+                    ),
+                )
+                .at(Some(file.locate("/router/model")))
+                .hint("put the script inside the rules directory (e.g. in tests/) and name it relative to the directory");
+                self.diagnostics.push(d);
+                None
+            }
+            None => {
+                let d = Diagnostic::error(
+                    "bad-model",
+                    format!(
+                        "router.model: there is no script {} in the rules directory",
+                        script.display()
+                    ),
+                )
+                .at(Some(file.locate("/router/model")))
+                .hint("script paths are relative to the rules directory");
+                self.diagnostics.push(d);
+                None
+            }
+        }
     }
 
     /// The skill tool's allowed values must be exactly the auto-switch skills plus the leave

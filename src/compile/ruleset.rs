@@ -174,6 +174,8 @@ pub struct RouterDef {
     pub notes: Vec<String>,
     /// The model the rules ask for when the command line names none.
     pub model: Option<crate::model::ModelSpec>,
+    /// Where `model` is written, for findings about it.
+    pub model_at: Option<crate::diag::Location>,
     /// Retries on HTTP 429 or 5xx within the timeout: 0 or 1.
     pub retries: u32,
     /// The embedded router's settings.

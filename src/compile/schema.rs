@@ -94,6 +94,17 @@ impl SchemaCheck {
         CHECK.get_or_init(|| Self::new(tests_schema(), "test file"))
     }
 
+    /// The checker for router model scripts (`script:FILE`), built on first use.
+    pub fn script() -> &'static SchemaCheck {
+        static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
+        CHECK.get_or_init(|| {
+            Self::new(
+                generate::<crate::rules::testcase::ModelScript>("urn:turnout:schema:script"),
+                "model script",
+            )
+        })
+    }
+
     fn new(schema: Value, what: &'static str) -> SchemaCheck {
         let validator = jsonschema::draft202012::new(&schema).map_err(|e| e.to_string());
         SchemaCheck {
@@ -117,6 +128,7 @@ impl SchemaCheck {
             out: Vec::new(),
             suggested: Vec::new(),
             missing: Vec::new(),
+            folds_reported: false,
         };
         if value.is_null() {
             let keys = explain.allowed_keys("");
@@ -182,12 +194,17 @@ struct Explain<'a> {
     suggested: Vec<(String, String)>,
     /// (object pointer, key, finding) of every missing key, kept apart until the end.
     missing: Vec<(String, String, Diagnostic)>,
+    /// Whether the folds were explained already (each bad fold fails several keywords).
+    folds_reported: bool,
 }
 
 impl<'a> Explain<'a> {
     fn error(&mut self, error: &ValidationError<'_>) {
         let inst = error.instance_path().as_str().to_owned();
         let spath = error.schema_path().as_str().to_owned();
+        if self.specific(error, &inst) {
+            return;
+        }
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
@@ -251,6 +268,105 @@ impl<'a> Explain<'a> {
                 let message = error.to_string();
                 self.push("schema", message, self.value_at(&inst), None, &inst);
             }
+        }
+    }
+
+    /// Rules the schema states so that editors show them as you type, reported with the code
+    /// and words of the check they stand for (the compiler's own checks of the same rules stay
+    /// as a safety net). Returns whether `error` was one of them.
+    fn specific(&mut self, error: &ValidationError<'_>, inst: &str) -> bool {
+        let (key, parent_ptr) = match inst.rsplit_once('/') {
+            Some((parent, key)) => (key, parent),
+            None => ("", ""),
+        };
+        let in_list = |field: &str| {
+            key == field
+                && parent_ptr.starts_with("/word_lists/")
+                && parent_ptr.matches('/').count() == 2
+        };
+        match error.kind() {
+            ValidationErrorKind::MinItems { .. } if key == "all" || key == "any" => {
+                let message = format!("'{key}' needs at least one condition");
+                self.push("empty-condition", message, self.value_at(inst), None, inst);
+                true
+            }
+            ValidationErrorKind::MinItems { .. } if in_list("words") || in_list("patterns") => {
+                let message = format!(
+                    "word list '{}' has an empty '{key}' list",
+                    self.list_id(parent_ptr)
+                );
+                let hint = "give it entries, or remove the key".to_owned();
+                self.push("empty-list", message, self.value_at(inst), Some(hint), inst);
+                true
+            }
+            ValidationErrorKind::AnyOf { .. }
+                if inst.starts_with("/word_lists/") && inst.matches('/').count() == 2 =>
+            {
+                let message = format!(
+                    "word list '{}' has no words and no patterns",
+                    self.list_id(inst)
+                );
+                let at = self
+                    .spans
+                    .value(&format!("{inst}/id"))
+                    .unwrap_or(self.value_at(inst));
+                self.push("empty-list", message, at, None, inst);
+                true
+            }
+            _ if inst.starts_with("/matching/folds") => {
+                self.bad_folds();
+                true
+            }
+            ValidationErrorKind::Pattern { .. } if inst == "/router/model" => {
+                let written = self.instance(inst).as_str().unwrap_or_default();
+                let message = match written.parse::<crate::model::ModelSpec>() {
+                    Err(e) => e.to_string(),
+                    Ok(_) => format!("'{written}' is not a router model"),
+                };
+                self.push("bad-model", message, self.value_at(inst), None, inst);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The id of the word list at `pointer`, for messages.
+    fn list_id(&self, pointer: &str) -> String {
+        self.instance(pointer)
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_owned()
+    }
+
+    /// Every fold that is not one non-ASCII character to one character, once per file.
+    fn bad_folds(&mut self) {
+        if self.folds_reported {
+            return;
+        }
+        self.folds_reported = true;
+        let Some(folds) = self
+            .value
+            .pointer("/matching/folds")
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        for (from, to) in folds {
+            let one = |s: &str| s.chars().count() == 1;
+            let to = to.as_str().unwrap_or_default();
+            if one(from) && !from.is_ascii() && one(to) {
+                continue;
+            }
+            let member = format!("/matching/folds/{}", escape(from));
+            let message = format!(
+                "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
+            );
+            let at = self
+                .spans
+                .key(&member)
+                .unwrap_or_else(|| self.value_at(&member));
+            self.push("bad-fold", message, at, None, &member);
         }
     }
 

@@ -1,42 +1,63 @@
 //! Reading rule files: text, YAML, and where every value sits in the file.
 //!
-//! Values are parsed with `serde_yaml` (so scalar typing is the usual serde one); positions come
-//! from a second pass over `saphyr-parser`'s events, keyed by JSON pointer (RFC 6901), so that a
-//! schema error at `/guards/2/tools/0` can be reported as `file:line:column`.
+//! Values are parsed with `serde_yaml` (the maintained `yaml_serde`, so scalar typing is the
+//! usual serde one). Positions come from the events of the same parser, `libyaml-rs`, walked once
+//! by [`SpanMap::build`] (see [`super::events`]): every node's start and end, keyed by JSON
+//! pointer (RFC 6901), so that a schema error at `/guards/2/tools/0` is reported as
+//! `file:line:column`. The same walk enforces the limits of [`Limits`] before any value is
+//! built: nesting depth, one document per file, no tags.
 //!
-//! Nothing here fails on bad input: binary files, truncated files and syntax errors all become a
-//! [`Diagnostic`], and [`SpanMap::build`] keeps whatever it saw before an error.
+//! Nothing here panics on bad input: binary files, truncated files, syntax errors and files
+//! past a limit all become a [`Diagnostic`].
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use saphyr_parser::{Event, Parser, Span};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::events::{Event, Events, Kind, Mark};
 use crate::diag::{Diagnostic, Location};
 
 /// A 1-based (line, column) position; columns count characters.
 type Pos = (usize, usize);
+
+/// Limits on what a rule file may be, checked before its values are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest file, in bytes; larger files are refused without being read.
+    pub max_file_bytes: u64,
+    /// Deepest nesting of lists and mappings.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 2 << 20,
+            max_depth: 64,
+        }
+    }
+}
 
 /// Where one node of the document sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     /// Where the value starts.
     value: Pos,
+    /// Where the value ends (just past its last character).
+    end: Pos,
     /// Where the key starts, for mapping members.
     key: Option<Pos>,
 }
 
-/// JSON pointer → positions of the first YAML document of a file.
+/// JSON pointer → positions of the document of a file.
 #[derive(Debug, Clone, Default)]
 pub struct SpanMap {
     entries: HashMap<String, Entry>,
     /// Keys written twice in the same mapping: (pointer, position of the second key,
     /// position of the first key).
     duplicates: Vec<(String, Pos, Pos)>,
-    /// Where saphyr stopped on a syntax error, if it did.
-    error: Option<Pos>,
 }
 
 /// A collection being walked. `ptr` is `None` inside parts that have no JSON pointer
@@ -54,82 +75,121 @@ enum Frame {
     },
 }
 
-impl SpanMap {
-    /// Walks saphyr-parser's events and records, for every node, where its value starts and (for
-    /// mapping members) where its key starts. Never fails: on a syntax error it keeps what it has
-    /// seen so far. Only the first document of a multi-document file is recorded.
-    pub fn build(text: &str) -> SpanMap {
-        let mut map = SpanMap::default();
-        // saphyr-parser is not known to panic, but a position map is never worth a crash: a
-        // panic inside it only means fewer positions.
-        let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut inner = SpanMap::default();
-            inner.walk(text);
-            inner
-        }));
-        if let Ok(inner) = walked {
-            map = inner;
-        }
-        map
-    }
+/// Why a walk stopped.
+#[derive(Debug)]
+enum Stop {
+    Syntax {
+        problem: String,
+        context: Option<String>,
+        at: Pos,
+    },
+    TooDeep {
+        at: Pos,
+    },
+    Tag {
+        tag: String,
+        at: Pos,
+    },
+    SecondDocument {
+        at: Pos,
+    },
+}
 
-    fn walk(&mut self, text: &str) {
+/// The tags of YAML's core schema: writing one explicitly changes nothing. Any other tag asks
+/// a loader to build something (`!!python/object`); rule files are plain data.
+const CORE_TAGS: &[&str] = &[
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+];
+
+impl SpanMap {
+    /// Walks the parser's events once and records, for every node, where its value starts and
+    /// ends and (for mapping members) where its key starts; stops at the first syntax error or
+    /// limit.
+    fn build(text: &str, limits: &Limits) -> Result<SpanMap, Stop> {
+        let mut map = SpanMap::default();
         let mut stack: Vec<Frame> = Vec::new();
+        // For each open collection: the pointer it was recorded under, to set its end.
+        let mut open: Vec<Option<String>> = Vec::new();
         let mut root_seen = false;
         let mut documents = 0usize;
-        for item in Parser::new_from_str(text) {
-            let (event, span) = match item {
-                Ok(ok) => ok,
-                Err(err) => {
-                    let m = err.marker();
-                    self.error = Some((m.line().max(1), m.col() + 1));
-                    return;
-                }
-            };
-            match event {
-                Event::StreamEnd | Event::DocumentEnd => {
-                    if documents > 0 {
-                        return;
-                    }
-                }
-                Event::DocumentStart(_) => {
+        for item in Events::new(text) {
+            let event = item.map_err(|e| Stop::Syntax {
+                problem: e.problem,
+                context: e.context,
+                at: e.mark.position(),
+            })?;
+            if let Some(tag) = &event.tag
+                && !CORE_TAGS.contains(&tag.as_str())
+            {
+                return Err(Stop::Tag {
+                    tag: tag.clone(),
+                    at: event.start.position(),
+                });
+            }
+            match &event.kind {
+                Kind::DocumentStart => {
                     documents += 1;
                     if documents > 1 {
-                        return;
+                        return Err(Stop::SecondDocument {
+                            at: event.start.position(),
+                        });
                     }
                 }
-                Event::Scalar(value, ..) => {
-                    self.node(&mut stack, &mut root_seen, span, Some(&value));
+                Kind::Scalar { value, block, .. } => {
+                    let mut event = event.clone();
+                    if *block {
+                        event.start = first_content(text, event.start, event.end);
+                    }
+                    map.node(&mut stack, &mut root_seen, &event, Some(value));
                 }
-                Event::Alias(_) => {
-                    self.node(&mut stack, &mut root_seen, span, None);
+                Kind::Alias => {
+                    map.node(&mut stack, &mut root_seen, &event, None);
                 }
-                Event::SequenceStart(..) => {
-                    let ptr = self.node(&mut stack, &mut root_seen, span, None);
-                    stack.push(Frame::Seq { ptr, next: 0 });
+                Kind::SequenceStart | Kind::MappingStart => {
+                    if stack.len() >= limits.max_depth {
+                        return Err(Stop::TooDeep {
+                            at: event.start.position(),
+                        });
+                    }
+                    let ptr = map.node(&mut stack, &mut root_seen, &event, None);
+                    open.push(ptr.clone());
+                    stack.push(if event.kind == Kind::SequenceStart {
+                        Frame::Seq { ptr, next: 0 }
+                    } else {
+                        Frame::Map { ptr, pending: None }
+                    });
                 }
-                Event::MappingStart(..) => {
-                    let ptr = self.node(&mut stack, &mut root_seen, span, None);
-                    stack.push(Frame::Map { ptr, pending: None });
-                }
-                Event::SequenceEnd | Event::MappingEnd => {
+                Kind::SequenceEnd | Kind::MappingEnd => {
                     stack.pop();
+                    if let Some(Some(ptr)) = open.pop()
+                        && let Some(entry) = map.entries.get_mut(&ptr)
+                    {
+                        entry.end = event.end.position();
+                    }
                 }
-                Event::StreamStart | Event::Nothing => {}
+                Kind::StreamStart | Kind::StreamEnd | Kind::DocumentEnd => {}
             }
         }
+        Ok(map)
     }
 
-    /// Records a node that starts at `span` and returns its pointer (`None` when it has none:
-    /// a key, or something under a complex key). `scalar` is the text of a scalar node.
+    /// Records a node and returns its pointer (`None` when it has none: a key, or something
+    /// under a complex key). `scalar` is the text of a scalar node.
     fn node(
         &mut self,
         stack: &mut [Frame],
         root_seen: &mut bool,
-        span: Span,
+        event: &Event,
         scalar: Option<&str>,
     ) -> Option<String> {
-        let pos = (span.start.line().max(1), span.start.col() + 1);
+        let pos = event.start.position();
+        let end = end_position(event.end);
         let Some(top) = stack.last_mut() else {
             if *root_seen {
                 return None;
@@ -139,6 +199,7 @@ impl SpanMap {
                 String::new(),
                 Entry {
                     value: pos,
+                    end,
                     key: None,
                 },
             );
@@ -153,6 +214,7 @@ impl SpanMap {
                     child.clone(),
                     Entry {
                         value: pos,
+                        end,
                         key: None,
                     },
                 );
@@ -173,6 +235,7 @@ impl SpanMap {
                     let child = format!("{parent}/{key}");
                     let entry = Entry {
                         value: pos,
+                        end,
                         key: Some(key_pos),
                     };
                     if let Some(first) = self.entries.get(&child) {
@@ -194,6 +257,11 @@ impl SpanMap {
     /// document root.
     pub fn value(&self, pointer: &str) -> Option<(usize, usize)> {
         self.entries.get(pointer).map(|e| e.value)
+    }
+
+    /// 1-based (line, column) just past the end of the value at `pointer`.
+    pub fn end(&self, pointer: &str) -> Option<(usize, usize)> {
+        self.entries.get(pointer).map(|e| e.end)
     }
 
     /// 1-based (line, column) of the key of the mapping member at `pointer` (falls back to
@@ -218,21 +286,59 @@ impl SpanMap {
     }
 }
 
+/// Where a block scalar's content starts (its first non-blank line after the `|` or `>`
+/// indicator), which is what a person means by "the value"; the indicator itself when the
+/// scalar is empty.
+fn first_content(text: &str, indicator: Mark, end: Mark) -> Mark {
+    let bytes = text.as_bytes();
+    let Some(newline) = bytes
+        .get(indicator.index..end.index.min(bytes.len()))
+        .and_then(|b| b.iter().position(|&c| c == b'\n'))
+    else {
+        return indicator;
+    };
+    let mut index = indicator.index + newline + 1;
+    let mut line = indicator.line + 1;
+    loop {
+        let rest = &bytes[index.min(bytes.len())..end.index.min(bytes.len())];
+        let indent = rest.iter().take_while(|&&c| c == b' ').count();
+        match rest.get(indent) {
+            Some(b'\n') => {
+                index += indent + 1;
+                line += 1;
+            }
+            Some(_) => {
+                return Mark {
+                    index: index + indent,
+                    line,
+                    column: indent,
+                };
+            }
+            None => return indicator,
+        }
+    }
+}
+
+/// libyaml ends a block collection at the start of the line after it; the span a person means
+/// ends on its last line, so such an end is kept as it is (line+1, column 1) — callers that
+/// underline stop at the end of the start line anyway.
+fn end_position(m: Mark) -> Pos {
+    m.position()
+}
+
 /// Escapes a mapping key as one JSON pointer segment (RFC 6901).
 pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Reads a file as text. Not UTF-8 or containing NUL bytes → `not-text` (located at the first
-/// offending byte); an IO error → `unreadable`. A leading byte-order mark is dropped.
+/// Reads a file as text within the default [`Limits`] (see [`text_of`]).
 pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error("unreadable", format!("cannot read this file: {e}")).at(Some(Location {
-            file: path.to_path_buf(),
-            line: 1,
-            column: 1,
-        }))
-    })?;
+    super::load::read_file(path, &Limits::default()).0
+}
+
+/// A file's bytes as text. Not UTF-8 or containing NUL bytes → `not-text` (located at the first
+/// offending byte). A leading byte-order mark is dropped.
+pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
     let not_text = |valid: &[u8]| {
         // `valid` is the UTF-8 prefix before the first bad byte; point at that byte.
         let prefix = String::from_utf8_lossy(valid);
@@ -265,21 +371,99 @@ pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
 }
 
 /// Parses YAML into a `serde_json::Value` using `serde_yaml` (so scalar typing is
-/// `serde_yaml`'s), plus the [`SpanMap`]. Only the first document counts. An empty or
+/// `serde_yaml`'s), plus the [`SpanMap`], within the default [`Limits`]. An empty or
 /// comment-only file gives `Value::Null`.
-///
-/// Errors are one `yaml-syntax` diagnostic located where `serde_yaml` says, with a message
-/// written for people who do not read parser output (the parser's own words go in the hint).
-/// A key written twice in one mapping is also a `yaml-syntax` error (YAML forbids it, and the
-/// parser would silently keep the last value).
 pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnostic> {
-    let spans = SpanMap::build(text);
-    let at = |line: usize, column: usize| {
+    parse_yaml_limited(path, text, &Limits::default())
+}
+
+/// [`parse_yaml`] within `limits`.
+///
+/// Errors are one diagnostic located where the parser stopped: `yaml-syntax`, with a message
+/// written for people who do not read parser output (the parser's own words go in the hint);
+/// `too-deep` past `limits.max_depth`; `yaml-tag` for a tag outside YAML's core schema
+/// (`!!python/object`); `multiple-documents` when a `---` starts a second document (everything
+/// after it would otherwise be silently ignored). A key written twice in one mapping is a
+/// `yaml-syntax` error too (YAML forbids it, and the parser would silently keep the last value).
+pub fn parse_yaml_limited(
+    path: &Path,
+    text: &str,
+    limits: &Limits,
+) -> Result<(Value, SpanMap), Diagnostic> {
+    let at = |(line, column): Pos| {
         Some(Location {
             file: path.to_path_buf(),
             line,
             column,
         })
+    };
+    let spans = match SpanMap::build(text, limits) {
+        Ok(spans) => spans,
+        Err(Stop::Syntax {
+            problem,
+            context,
+            at: pos,
+        }) => {
+            // "The file ends here" errors point past the last line; the end of the last line,
+            // where the unfinished value is, is what a person needs to see.
+            let (line, column) = match text.lines().last() {
+                Some(last) if pos.0 > text.lines().count() => {
+                    (text.lines().count(), last.chars().count() + 1)
+                }
+                _ => pos,
+            };
+            let raw = match context {
+                Some(c) => format!("{c}: {problem}"),
+                None => problem.clone(),
+            };
+            let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+            let (friendly, explained) = explain_yaml_error(&problem, line_text);
+            let mut diag = Diagnostic::error(
+                "yaml-syntax",
+                format!("this YAML is not well-formed: {friendly}"),
+            )
+            .at(at((line, column)));
+            if explained {
+                diag = diag.hint(format!("the YAML parser said: {raw}"));
+            }
+            return Err(diag);
+        }
+        Err(Stop::TooDeep { at: pos }) => {
+            return Err(Diagnostic::error(
+                "too-deep",
+                format!(
+                    "lists and mappings are nested more than {} levels deep here",
+                    limits.max_depth
+                ),
+            )
+            .at(at(pos))
+            .hint(
+                "rule files need far less nesting; check for unclosed brackets, or raise \
+                 --max-rule-depth if this is intended",
+            ));
+        }
+        Err(Stop::Tag { tag, at: pos }) => {
+            let shown = tag
+                .strip_prefix("tag:yaml.org,2002:")
+                .map_or_else(|| tag.clone(), |rest| format!("!!{rest}"));
+            return Err(Diagnostic::error(
+                "yaml-tag",
+                format!("the tag '{shown}' is not allowed in a rule file"),
+            )
+            .at(at(pos))
+            .hint("rule files are plain data: remove the tag (only YAML's core tags such as !!str are accepted)"));
+        }
+        Err(Stop::SecondDocument { at: pos }) => {
+            return Err(Diagnostic::error(
+                "multiple-documents",
+                "a second YAML document starts here; a rule file holds one document",
+            )
+            .at(at(pos))
+            .hint(
+                "everything after '---' would be ignored: move it into a file of its own, or \
+                 remove the '---' line",
+            ));
+        }
     };
     let parsed = match serde_yaml::Deserializer::from_str(text).next() {
         None => Ok(Value::Null),
@@ -288,33 +472,26 @@ pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnosti
     let value = match parsed {
         Ok(value) => value,
         Err(err) => {
-            let (line, column) = match err.location() {
-                Some(loc) => (loc.line().max(1), loc.column().max(1)),
-                None => spans.error.unwrap_or((1, 1)),
-            };
-            // "The file ends here" errors point past the last line; the end of the last line,
-            // where the unfinished value is, is what a person needs to see.
-            let (line, column) = match text.lines().last() {
-                Some(last) if line > text.lines().count() => {
-                    (text.lines().count(), last.chars().count() + 1)
-                }
-                _ => (line, column),
-            };
+            // The parser accepted the text (the walk above saw no syntax error): what is left
+            // is what the loader checks, such as an alias to an anchor that is not defined.
+            let pos = err
+                .location()
+                .map_or((1, 1), |loc| (loc.line().max(1), loc.column().max(1)));
             let raw = strip_positions(&err.to_string());
-            let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+            let line_text = text.lines().nth(pos.0.saturating_sub(1)).unwrap_or("");
             let (friendly, explained) = explain_yaml_error(&raw, line_text);
             let mut diag = Diagnostic::error(
                 "yaml-syntax",
                 format!("this YAML is not well-formed: {friendly}"),
             )
-            .at(at(line, column));
+            .at(at(pos));
             if explained {
                 diag = diag.hint(format!("the YAML parser said: {raw}"));
             }
             return Err(diag);
         }
     };
-    if let Some((pointer, (line, column), (first_line, _))) = spans.duplicates.first() {
+    if let Some((pointer, pos, (first_line, _))) = spans.duplicates.first() {
         let key = pointer
             .rsplit('/')
             .next()
@@ -327,7 +504,7 @@ pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnosti
                  mapping (first on line {first_line})"
             ),
         )
-        .at(at(*line, *column))
+        .at(at(*pos))
         .hint("remove one of them, or merge them into one"));
     }
     Ok((value, spans))
@@ -482,7 +659,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn spans(text: &str) -> SpanMap {
-        SpanMap::build(text)
+        SpanMap::build(text, &Limits::default()).expect("well-formed YAML")
     }
 
     fn path() -> PathBuf {
@@ -593,10 +770,6 @@ guards:
             err.message.starts_with("this YAML is not well-formed: "),
             "{err}"
         );
-        // The span map keeps what it saw before the error.
-        let s = spans(text);
-        assert_eq!(s.value("/guards/0/id"), Some((2, 9)));
-        assert!(s.error.is_some());
 
         let err = parse_yaml(&path(), "a:\n  b: \"unterminated\n").expect_err("quote");
         assert!(err.message.contains("quote or bracket"), "{err}");
@@ -649,7 +822,7 @@ guards:
     }
 
     #[test]
-    fn binary_and_garbage_do_not_panic() {
+    fn garbage_is_parsed_or_refused_with_a_located_finding() {
         let garbage: Vec<&str> = vec![
             "\u{1}\u{2}\u{3}",
             "{",
@@ -677,26 +850,64 @@ guards:
             "\u{feff}a: 1",
             "a: 1\r\nb: [x,\r\n  y]\r\n",
         ];
+        let codes = ["yaml-syntax", "yaml-tag", "multiple-documents", "too-deep"];
+        let mut refused = 0;
         for text in garbage {
-            let s = SpanMap::build(text);
-            let _ = s.nearest("/a/b/0");
-            let _ = parse_yaml(&path(), text);
+            if let Err(d) = parse_yaml(&path(), text) {
+                refused += 1;
+                assert!(codes.contains(&d.code), "{text:?}: {d}");
+                let loc = d.location.expect("located");
+                assert!(loc.line >= 1 && loc.column >= 1, "{text:?}: {loc:?}");
+            }
         }
-        // Deep nesting.
-        let deep = "[".repeat(10_000);
-        let _ = SpanMap::build(&deep);
-        let _ = parse_yaml(&path(), &deep);
-        let deep =
-            "a:\n".to_owned() + &(1..300).map(|i| " ".repeat(i) + "a:\n").collect::<String>();
-        let _ = parse_yaml(&path(), &deep);
+        // Most of these are not YAML at all; a few are (`- - - -` is nested lists).
+        assert!(refused >= 18, "only {refused} refused");
     }
 
     #[test]
-    fn only_the_first_document_matters() {
-        let (v, s) = parse_yaml(&path(), "---\na: 1\n---\nb: [\n").expect("first doc is fine");
+    fn nesting_past_the_limit_is_refused_quickly_where_it_starts() {
+        let limits = Limits {
+            max_depth: 8,
+            ..Limits::default()
+        };
+        let ok = "a: ".to_owned() + &"[".repeat(7) + &"]".repeat(7) + "\n";
+        assert!(parse_yaml_limited(&path(), &ok, &limits).is_ok());
+        for deep in [
+            "[".repeat(100_000),
+            "a: ".to_owned() + &"[".repeat(9) + &"]".repeat(9),
+            "- ".repeat(20) + "x\n",
+        ] {
+            let started = std::time::Instant::now();
+            let err = parse_yaml_limited(&path(), &deep, &limits).expect_err("too deep");
+            assert_eq!(err.code, "too-deep", "{err}");
+            assert_eq!(err.location.expect("located").line, 1);
+            assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        }
+    }
+
+    #[test]
+    fn a_second_document_is_refused_not_ignored() {
+        let err = parse_yaml(&path(), "---\na: 1\n---\nb: 2\n").expect_err("two documents");
+        assert_eq!(err.code, "multiple-documents");
+        let loc = err.location.expect("located");
+        assert_eq!(loc.line, 3);
+        // One document, with or without the marker, is fine.
+        let (v, s) = parse_yaml(&path(), "---\na: 1\n").expect("one document");
         assert_eq!(v, serde_json::json!({"a": 1}));
         assert_eq!(s.value("/a"), Some((2, 4)));
-        assert_eq!(s.value("/b"), None);
+    }
+
+    #[test]
+    fn tags_outside_the_core_schema_are_refused() {
+        let err = parse_yaml(&path(), "a: !!python/object:os.system {b: 1}\n").expect_err("tag");
+        assert_eq!(err.code, "yaml-tag");
+        assert!(err.message.contains("!!python/object"), "{err}");
+        assert_eq!(err.location.expect("located").line, 1);
+        let err = parse_yaml(&path(), "a: !custom x\n").expect_err("local tag");
+        assert_eq!(err.code, "yaml-tag");
+        // Core tags change nothing and are accepted.
+        let (v, _) = parse_yaml(&path(), "a: !!str 5\n").expect("core tag");
+        assert_eq!(v, serde_json::json!({"a": "5"}));
     }
 
     #[test]

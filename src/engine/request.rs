@@ -199,7 +199,7 @@ impl Request {
     /// Parses a JSON request and checks it, naming the field at fault on error.
     pub fn from_json(body: &str) -> Result<Request, ParseError> {
         let de = &mut serde_json::Deserializer::from_str(body);
-        let req: Request = serde_path_to_error::deserialize(de).map_err(|e| {
+        let req: Request = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();
             // serde names a missing field only in its message; the path is its parent.
@@ -216,6 +216,12 @@ impl Request {
                 None => path,
             };
             ParseError { field, message }
+        })?;
+        // One request per body: anything after it but whitespace (a second object, a NUL
+        // byte, stray text) is refused, not silently dropped.
+        de.end().map_err(|e| ParseError {
+            field: "body".to_owned(),
+            message: format!("{e}: the body must hold one JSON object and nothing after it"),
         })?;
         req.check().map_err(|e| ParseError {
             field: e.field().to_owned(),

@@ -29,6 +29,8 @@ use coverage::Coverage;
 pub struct Options {
     /// Fail (`min-coverage`) when test coverage is below this percentage.
     pub min_coverage: Option<f64>,
+    /// The limits rule files are read within (the service's `--max-rule-*` flags).
+    pub limits: crate::compile::Limits,
 }
 
 /// Test case counts.
@@ -123,7 +125,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         diagnostics,
         unusable,
         parsed,
-    } = compile::load_dir(dir);
+    } = compile::load_dir_with(dir, &options.limits);
     let mut report = Report {
         dir: dir.to_path_buf(),
         diagnostics,
@@ -135,6 +137,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         return report;
     };
     report.diagnostics.extend(checks::check(&rs, &parsed));
+    report.diagnostics.extend(model_check(&rs));
     sort_by_place(&mut report.diagnostics);
 
     let files = testing::test_files(dir);
@@ -169,6 +172,23 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     }
     report.coverage = Some(coverage);
     report
+}
+
+/// What `turnout serve` (started without `--model`) would refuse about the rules' model in this
+/// environment: a hosted API whose key is not set. A warning, since the key is a property of
+/// where the service runs, not of the files.
+fn model_check(rs: &crate::RuleSet) -> Option<Diagnostic> {
+    let router = rs.router();
+    let spec = router.model.as_ref()?;
+    let e = spec.check(&crate::model::spec::KeySource::Env).err()?;
+    Some(
+        Diagnostic::warning(
+            "model-unavailable",
+            format!("router.model '{spec}': {e}; `turnout serve` refuses these rules where that is so (unless started with --model)"),
+        )
+        .at(router.model_at.clone())
+        .hint("set the key in the service's environment (and here, to silence this), or give the service --model"),
+    )
 }
 
 /// A failing test case as a finding at the case, with the trace as the hint.

@@ -48,12 +48,17 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
+/// The largest model answer read by default, in bytes: a tool-calling answer is a few
+/// kilobytes; anything near this is a broken or hostile server.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
+
 /// A client for one model endpoint.
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    max_answer_bytes: usize,
 }
 
 static CRYPTO: Once = Once::new();
@@ -74,7 +79,13 @@ impl Endpoint {
             client,
             url,
             headers: headers.into_iter().collect(),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         })
+    }
+
+    /// Sets the largest answer read; a longer one is cut off and is a `answer_too_large` error.
+    pub fn set_max_answer_bytes(&mut self, max: usize) {
+        self.max_answer_bytes = max;
     }
 
     /// The URL requests go to.
@@ -108,7 +119,7 @@ impl Endpoint {
                 Ok(response) => {
                     let status = response.status();
                     if status.is_success() {
-                        let bytes = response.bytes().await.map_err(|e| transport_error(&e))?;
+                        let bytes = self.read_capped(response).await?;
                         return serde_json::from_slice(&bytes)
                             .map_err(|e| ModelError::InvalidJson(e.to_string()));
                     }
@@ -135,6 +146,25 @@ impl Endpoint {
             retries_left -= 1;
             tokio::time::sleep(retry_after).await;
         }
+    }
+}
+
+impl Endpoint {
+    /// Reads an answer's body as it streams in, and stops as soon as it is longer than allowed:
+    /// memory per call is bounded whatever the server sends.
+    async fn read_capped(&self, mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+        let max = self.max_answer_bytes;
+        if response.content_length().is_some_and(|n| n > max as u64) {
+            return Err(ModelError::TooLarge(max));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
+            if body.len() + chunk.len() > max {
+                return Err(ModelError::TooLarge(max));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 }
 

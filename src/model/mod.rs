@@ -110,6 +110,9 @@ pub enum ModelError {
     /// The answer's body is not JSON at all.
     #[error("the answer is not JSON: {0}")]
     InvalidJson(String),
+    /// The answer was longer than the limit (`--max-model-answer-bytes`); reading stopped there.
+    #[error("the answer is longer than {0} bytes")]
+    TooLarge(usize),
     /// A tool call whose arguments are not a JSON object.
     #[error("the arguments of the call to '{tool}' are not JSON: {error}")]
     BadArgumentsJson {
@@ -131,6 +134,7 @@ impl ModelError {
             ModelError::Http(_) => "http_4xx",
             ModelError::Garbage(_) => "garbage",
             ModelError::InvalidJson(_) => "invalid_json",
+            ModelError::TooLarge(_) => "answer_too_large",
             ModelError::BadArgumentsJson { .. } => "bad_arguments_json",
         }
     }

@@ -42,6 +42,13 @@ impl OpenAiModel {
         })
     }
 
+    /// Sets the largest answer read (default 1 MiB); a longer one is a plain chat answer with
+    /// kind `answer_too_large`.
+    pub fn with_max_answer_bytes(mut self, max: usize) -> Self {
+        self.endpoint.set_max_answer_bytes(max);
+        self
+    }
+
     /// The URL requests go to.
     pub fn url(&self) -> &str {
         self.endpoint.url()

@@ -187,7 +187,53 @@ impl KeySource {
     }
 }
 
+/// How backends are built: where keys come from, and the largest answer read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Where an HTTP backend's key comes from.
+    pub keys: KeySource,
+    /// The largest model answer read, in bytes (`--max-model-answer-bytes`).
+    pub max_answer_bytes: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            keys: KeySource::Env,
+            max_answer_bytes: super::http::DEFAULT_MAX_ANSWER_BYTES,
+        }
+    }
+}
+
 impl ModelSpec {
+    /// Whether [`build_with`](Self::build_with) would succeed with these keys, without building
+    /// anything: the key is there for a hosted API, the script file reads and parses.
+    pub fn check(&self, keys: &KeySource) -> Result<(), SpecError> {
+        match self {
+            ModelSpec::None | ModelSpec::Embedded => Ok(()),
+            ModelSpec::OpenAi { base_url, .. } => self
+                .key(keys, "OPENAI_API_KEY", base_url.is_none())
+                .map(drop),
+            ModelSpec::Anthropic { base_url, .. } => self
+                .key(keys, "ANTHROPIC_API_KEY", base_url.is_none())
+                .map(drop),
+            ModelSpec::Script(path) => Self::script(path).map(drop),
+        }
+    }
+
+    fn script(path: &Path) -> Result<ModelScript, SpecError> {
+        crate::compile::load::load_script(path, &crate::compile::Limits::default()).map_err(
+            |found| {
+                let why: Vec<String> = found.iter().map(ToString::to_string).collect();
+                SpecError::Script(format!(
+                    "the model script {} cannot be used:\n{}",
+                    path.display(),
+                    why.join("\n")
+                ))
+            },
+        )
+    }
+
     /// The model to use: the command line's if given, else the rules' `router.model`, else
     /// `embedded`.
     pub fn choose(command_line: Option<&ModelSpec>, router: &RouterDef) -> ModelSpec {
@@ -205,32 +251,37 @@ impl ModelSpec {
     /// Builds the backend (`None` for rules only). A hosted API (no base URL given) needs a
     /// key; a server at a base URL gets one only if there is one.
     pub fn build_with(&self, keys: &KeySource) -> Result<Option<Arc<dyn Model>>, SpecError> {
+        self.build_opts(&BuildOptions {
+            keys: keys.clone(),
+            ..BuildOptions::default()
+        })
+    }
+
+    /// Builds the backend (`None` for rules only) with these options.
+    pub fn build_opts(&self, options: &BuildOptions) -> Result<Option<Arc<dyn Model>>, SpecError> {
+        let keys = &options.keys;
+        let max = options.max_answer_bytes;
         let model: Arc<dyn Model> = match self {
             ModelSpec::None => return Ok(None),
             ModelSpec::Embedded => Arc::new(EmbeddedModel::new()),
             ModelSpec::OpenAi { model, base_url } => {
                 let key = self.key(keys, "OPENAI_API_KEY", base_url.is_none())?;
                 Arc::new(
-                    OpenAiModel::new(model, base_url.as_deref(), key).map_err(SpecError::Client)?,
+                    OpenAiModel::new(model, base_url.as_deref(), key)
+                        .map_err(SpecError::Client)?
+                        .with_max_answer_bytes(max),
                 )
             }
             ModelSpec::Anthropic { model, base_url } => {
                 let key = self.key(keys, "ANTHROPIC_API_KEY", base_url.is_none())?;
                 Arc::new(
                     AnthropicModel::new(model, base_url.as_deref(), key)
-                        .map_err(SpecError::Client)?,
+                        .map_err(SpecError::Client)?
+                        .with_max_answer_bytes(max),
                 )
             }
             ModelSpec::Script(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    SpecError::Script(format!(
-                        "cannot read the model script {}: {e}",
-                        path.display()
-                    ))
-                })?;
-                let script: ModelScript = serde_yaml::from_str(&text).map_err(|e| {
-                    SpecError::Script(format!("{}: not a model script: {e}", path.display()))
-                })?;
+                let script = Self::script(path)?;
                 Arc::new(ScriptedModel::from_script(Some(&script)).map_err(SpecError::Script)?)
             }
         };

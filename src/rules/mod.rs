@@ -71,8 +71,9 @@ pub struct Matching {
     /// Why these folds exist.
     pub description: String,
     /// Characters treated as another after lower-casing, one character each (e.g. a letter
-    /// that people write two ways).
+    /// that people write two ways). The first must not be ASCII (ASCII is only lower-cased).
     #[serde(default)]
+    #[schemars(schema_with = "folds_schema")]
     pub folds: std::collections::BTreeMap<String, String>,
 }
 
@@ -144,6 +145,7 @@ pub struct Skill {
 /// (lower-cased, folded) message; `\b` is Unicode-aware.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{"required": ["words"]}, {"required": ["patterns"]}]))]
 pub struct WordList {
     /// Unique id, referred to by `mentions`.
     #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
@@ -152,9 +154,12 @@ pub struct WordList {
     pub description: String,
     /// Word stems and phrases of stems.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1), inner(length(min = 1)))]
     pub words: Vec<String>,
-    /// Regular expressions, for what stems cannot say (digits, optional parts).
+    /// Regular expressions, for what stems cannot say (digits, optional parts); at most 1,000
+    /// characters each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1), inner(length(min = 1)))]
     pub patterns: Vec<String>,
 }
 
@@ -201,18 +206,23 @@ pub struct CallTemplate {
 pub struct Router {
     /// How many of the last messages the model sees.
     #[serde(default = "default_history")]
+    #[schemars(range(min = 1))]
     pub history: usize,
     /// Sampling temperature.
     #[serde(default)]
     pub temperature: f32,
     /// Longest answer, in tokens.
     #[serde(default = "default_max_tokens")]
+    #[schemars(range(min = 1))]
     pub max_tokens: u32,
-    /// How long to wait for the model, in milliseconds; past it the message gets a plain answer.
+    /// How long to wait for the model, in milliseconds (1 to 600000); past it the message gets
+    /// a plain answer.
     #[serde(default = "default_timeout_ms")]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: u64,
     /// Most tool calls accepted from one answer; more and the whole answer is discarded.
     #[serde(default = "default_max_calls")]
+    #[schemars(range(min = 1))]
     pub max_calls: usize,
     /// The tool whose call switches a skill on or off (its argument `skill_argument` holds the id).
     pub skill_tool: String,
@@ -230,6 +240,7 @@ pub struct Router {
     /// offline, no key), `none` (rules only), `openai:MODEL[@BASE_URL]`,
     /// `anthropic:MODEL[@BASE_URL]` or `script:FILE`. `--model` on the command line wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|embedded|script:.+|openai:.+|anthropic:.+)$"))]
     pub model: Option<String>,
     /// Retries of a model call refused for its rate limit (HTTP 429) or failed by the server
     /// (5xx): 0 (the default: the user is waiting) or 1, and only while the timeout leaves time.
@@ -337,9 +348,9 @@ pub struct Guard {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Condition {
     /// Every condition holds.
-    All(Vec<Condition>),
+    All(#[schemars(length(min = 1))] Vec<Condition>),
     /// At least one condition holds.
-    Any(Vec<Condition>),
+    Any(#[schemars(length(min = 1))] Vec<Condition>),
     /// The condition does not hold.
     Not(Box<Condition>),
     /// The user's message is longer than this many characters.
@@ -405,6 +416,15 @@ pub struct ArgumentMatch {
     pub name: String,
     /// The values that make the condition hold.
     pub one_of: Vec<Value>,
+}
+
+/// `folds`: one character to one character, the first not ASCII.
+fn folds_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": {"minLength": 1, "maxLength": 1, "pattern": "^[^\\x00-\\x7F]$"},
+        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1}
+    })
 }
 
 fn is_false(b: &bool) -> bool {

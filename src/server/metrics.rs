@@ -31,6 +31,11 @@ struct ResultLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VersionLabel {
     version: String,
 }
@@ -50,6 +55,10 @@ pub struct Metrics {
     last_reload_ok: Gauge,
     ruleset: Family<VersionLabel, Gauge>,
     bad_requests: Counter,
+    rules_read_bytes: Counter,
+    watcher_up: Gauge,
+    connections: Gauge,
+    connections_closed: Family<ReasonLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -76,6 +85,10 @@ impl Metrics {
             last_reload_ok: Gauge::default(),
             ruleset: Family::default(),
             bad_requests: Counter::default(),
+            rules_read_bytes: Counter::default(),
+            watcher_up: Gauge::default(),
+            connections: Gauge::default(),
+            connections_closed: Family::default(),
             registry: Registry::default(),
         };
         registry.register("decisions", "Decisions by outcome", m.decisions.clone());
@@ -124,6 +137,26 @@ impl Metrics {
             "bad_requests",
             "Requests refused as malformed",
             m.bad_requests.clone(),
+        );
+        registry.register(
+            "rules_read_bytes",
+            "Bytes of rule files read by reloads (still while nothing changes)",
+            m.rules_read_bytes.clone(),
+        );
+        registry.register(
+            "watcher_up",
+            "1 while changes to the rules directory are being seen",
+            m.watcher_up.clone(),
+        );
+        registry.register(
+            "connections",
+            "Client connections open now",
+            m.connections.clone(),
+        );
+        registry.register(
+            "connections_closed",
+            "Connections closed by the server, by reason: idle (the idle timeout), evicted (room for a new one at --max-connections), refused (at the cap with every connection busy)",
+            m.connections_closed.clone(),
         );
         Metrics { registry, ..m }
     }
@@ -180,8 +213,33 @@ impl Metrics {
         }
     }
 
-    /// The text exposition.
-    pub fn render(&self) -> String {
+    /// Counts bytes of rule files read.
+    pub fn rules_read(&self, bytes: u64) {
+        self.rules_read_bytes.inc_by(bytes);
+    }
+
+    /// A connection was accepted.
+    pub fn connection_opened(&self) {
+        self.connections.inc();
+    }
+
+    /// A connection ended.
+    pub fn connection_closed(&self) {
+        self.connections.dec();
+    }
+
+    /// The server closed `n` connections for `reason`.
+    pub fn connections_closed(&self, reason: &'static str, n: usize) {
+        if n > 0 {
+            self.connections_closed
+                .get_or_create(&ReasonLabel { reason })
+                .inc_by(n as u64);
+        }
+    }
+
+    /// The text exposition, with the watcher's state as it is now.
+    pub fn render(&self, watcher_up: bool) -> String {
+        self.watcher_up.set(i64::from(watcher_up));
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);

@@ -4,9 +4,9 @@
 //! Client mistakes get a 4xx with a JSON body naming the field; nothing a client sends can
 //! cause a 500 or a panic.
 
+pub mod conn;
 pub mod metrics;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,7 @@ use subtle::ConstantTimeEq;
 
 use crate::engine::{self, request::Request};
 use crate::model::Model;
+use crate::model::spec::{BuildOptions, ModelSpec};
 use crate::reload::{LiveRules, Trigger};
 pub use metrics::Metrics;
 
@@ -30,6 +31,8 @@ pub use metrics::Metrics;
 pub struct Config {
     /// Largest request body, in bytes (413 above).
     pub body_limit: usize,
+    /// Longest time a request body may take to arrive (408 after).
+    pub body_timeout: Duration,
     /// Longest user message, in characters (400 above).
     pub max_message_chars: usize,
     /// The bearer token clients must send, if any.
@@ -40,6 +43,7 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("body_limit", &self.body_limit)
+            .field("body_timeout", &self.body_timeout)
             .field("max_message_chars", &self.max_message_chars)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .finish()
@@ -50,8 +54,68 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             body_limit: 1 << 20,
+            body_timeout: Duration::from_secs(10),
             max_message_chars: 16_000,
             token: None,
+        }
+    }
+}
+
+/// The router model of the service: chosen once, from the command line if it names one, else
+/// from the first valid ruleset's `router.model` (the service may start before its rules are
+/// valid).
+pub struct ModelSlot {
+    chosen: std::sync::OnceLock<Option<Arc<dyn Model>>>,
+    options: BuildOptions,
+}
+
+impl ModelSlot {
+    /// A slot that already holds `model` (`None`: rules only).
+    pub fn fixed(model: Option<Arc<dyn Model>>) -> Self {
+        let chosen = std::sync::OnceLock::new();
+        let _ = chosen.set(model);
+        Self {
+            chosen,
+            options: BuildOptions::default(),
+        }
+    }
+
+    /// A slot that builds the model named by the rules, with these options, when a first valid
+    /// ruleset is seen.
+    pub fn from_rules(options: BuildOptions) -> Self {
+        Self {
+            chosen: std::sync::OnceLock::new(),
+            options,
+        }
+    }
+
+    /// The model for requests decided by `rs` (built on first use).
+    pub fn get(&self, rs: &crate::compile::RuleSet) -> Option<Arc<dyn Model>> {
+        self.chosen
+            .get_or_init(|| {
+                let spec = ModelSpec::choose(None, rs.router());
+                match spec.build_opts(&self.options) {
+                    Ok(m) => {
+                        tracing::info!(model = %spec, "router model chosen");
+                        m
+                    }
+                    Err(e) => {
+                        // The reload's acceptance test refuses rules whose model cannot be
+                        // built, so this only happens when the environment changed since.
+                        tracing::error!(error = %e, "the router model cannot be built; deciding with rules only");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// The model's name, once chosen.
+    pub fn name(&self) -> &str {
+        match self.chosen.get() {
+            Some(Some(m)) => m.name(),
+            Some(None) => "none",
+            None => "not chosen yet",
         }
     }
 }
@@ -60,8 +124,8 @@ impl Default for Config {
 pub struct AppState {
     /// The serving rules.
     pub rules: Arc<LiveRules>,
-    /// The router model (`None`: rules only).
-    pub model: Option<Arc<dyn Model>>,
+    /// The router model.
+    pub model: ModelSlot,
     /// The metrics.
     pub metrics: Arc<Metrics>,
     /// Limits and credentials.
@@ -89,19 +153,79 @@ pub fn app(state: Arc<AppState>) -> Router {
         .merge(protected)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", None, "no such endpoint") })
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), read_body))
         .with_state(state)
+}
+
+/// Reads the whole body first, within the size limit and the body timeout, so that a slow or
+/// stalled upload is answered (413, 408) instead of holding a worker; then marks the request as
+/// being worked on (its connection is not closed for room or idleness while it is decided).
+async fn read_body(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) -> Response {
+    use http_body_util::BodyExt as _;
+    let (parts, body) = req.into_parts();
+    let limit = state.config.body_limit;
+    let limited = http_body_util::Limited::new(body, limit);
+    let bytes = match tokio::time::timeout(state.config.body_timeout, limited.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            state.metrics.bad_request();
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                Some("body"),
+                &format!("the body is larger than {limit} bytes"),
+            );
+        }
+        Ok(Err(_)) => {
+            state.metrics.bad_request();
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some("body"),
+                "the body could not be read",
+            );
+        }
+        Err(_) => {
+            state.metrics.bad_request();
+            let mut resp = error(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                Some("body"),
+                &format!(
+                    "the body did not arrive within {} s",
+                    state.config.body_timeout.as_secs_f64()
+                ),
+            );
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return resp;
+        }
+    };
+    let _working = parts
+        .extensions
+        .get::<conn::ConnHandle>()
+        .map(conn::ConnHandle::working);
+    next.run(HttpRequest::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
 }
 
 async fn auth(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) -> Response {
     let Some(token) = &state.config.token else {
         return next.run(req).await;
     };
+    // The scheme is case-insensitive (RFC 9110, 11.1); the token is compared exactly.
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map_or("", |(_, token)| token.trim_start_matches(' '));
     if bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
         next.run(req).await
     } else {
@@ -123,8 +247,7 @@ async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byt
     let started = Instant::now();
     let json_body = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_none_or(|v| v.starts_with("application/json"));
+        .is_none_or(|v| is_json_media_type(v.as_bytes()));
     if !json_body {
         state.metrics.bad_request();
         return error(
@@ -180,8 +303,8 @@ async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byt
             "no valid ruleset is loaded; see GET /v1/rules",
         );
     };
-    let decision = match state.model.as_deref() {
-        Some(model) => engine::decide(&rules, &req, Some(model)).await,
+    let decision = match state.model.get(&rules) {
+        Some(model) => engine::decide(&rules, &req, Some(&*model)).await,
         None => engine::decide_without_model(&rules, &req),
     };
     match decision {
@@ -201,9 +324,19 @@ async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byt
     }
 }
 
+/// Whether a `Content-Type` value is JSON: the media type `application/json` (any case, with
+/// or without parameters such as `charset`), not merely a value starting with those letters.
+fn is_json_media_type(value: &[u8]) -> bool {
+    let Ok(value) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
 async fn rules_status(State(state): State<Arc<AppState>>) -> Response {
     let mut status = serde_json::to_value(state.rules.status()).unwrap_or_default();
-    status["model"] = json!(state.model.as_ref().map_or("none", |m| m.name()));
+    status["model"] = json!(state.model.name());
     Json(status).into_response()
 }
 
@@ -218,15 +351,21 @@ pub async fn reload_now(state: &AppState, trigger: Trigger) -> crate::reload::Re
                 trigger,
                 ok: false,
                 changed: false,
+                unchanged: false,
                 version: state.rules.current().map(|r| r.version.to_string()),
                 at_unix: 0.0,
                 took_ms: 0.0,
+                bytes_read: 0,
                 diagnostics: Vec::new(),
             };
         }
     };
-    log_reload(&report);
-    state.metrics.reload(&report);
+    state.metrics.rules_read(report.bytes_read);
+    // The same files as last time: said and counted already.
+    if !report.unchanged {
+        log_reload(&report);
+        state.metrics.reload(&report);
+    }
     report
 }
 
@@ -268,33 +407,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.metrics.render(),
+        state.metrics.render(state.rules.watcher_health().up),
     )
         .into_response()
-}
-
-/// Serves `app` on `listener` until `shutdown` resolves, then waits at most `grace` for
-/// in-flight requests.
-pub async fn run(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-    grace: Duration,
-) -> std::io::Result<()> {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = tx.send(());
-    });
-    let server = std::pin::pin!(server.into_future());
-    tokio::select! {
-        result = server => result,
-        () = async {
-            let _ = rx.await;
-            tokio::time::sleep(grace).await;
-        } => {
-            tracing::warn!(?grace, "in-flight requests did not finish in time; stopping");
-            Ok(())
-        }
-    }
 }
