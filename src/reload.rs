@@ -294,7 +294,16 @@ fn changes_content(kind: &EventKind) -> bool {
 struct Armed {
     /// `native` or `poll`.
     mode: &'static str,
-    _debouncer: Box<dyn std::any::Any + Send>,
+    _debouncers: Vec<Box<dyn std::any::Any + Send>>,
+}
+
+/// What the watches tell the supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Something in the directory may have changed.
+    Changed,
+    /// The directory itself was deleted, replaced or moved: the watch on it is dead.
+    Replaced,
 }
 
 /// Keeps the watcher running; dropping it stops watching.
@@ -337,14 +346,40 @@ fn identity(dir: &Path) -> Option<(u64, u64)> {
 
 /// Watches `live`'s directory (recursively) and calls `changed` after each settled burst of
 /// content events, and whenever the directory at the path was replaced (the new one may hold
-/// anything). Falls back to polling when the native watcher cannot be set up.
+/// anything). Falls back to polling when the native watcher cannot be set up. The first watch
+/// is set up before this returns, so a service that says it is listening is also watching.
 pub fn watch(live: Arc<LiveRules>, changed: impl Fn() + Send + Sync + 'static) -> Watcher {
     let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<()>();
+    let (tx, rx) = mpsc::channel::<Seen>();
+    let mut state = Supervisor {
+        dir: live.dir.clone(),
+        armed: None,
+        rearmed: 0,
+    };
+    state.check(&live, &changed, &tx, true, false);
     let flag = stop.clone();
     let thread = std::thread::Builder::new()
         .name("rules-watcher".into())
-        .spawn(move || supervise(&live, &changed, &tx, &rx, &flag));
+        .spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match rx.recv_timeout(CHECK_INTERVAL) {
+                    Ok(first) => {
+                        // Take the whole burst that arrived together: one reload covers it.
+                        let mut seen = vec![first];
+                        seen.extend(rx.try_iter());
+                        if seen.contains(&Seen::Replaced) {
+                            state.check(&live, &changed, &tx, false, true);
+                        } else {
+                            changed();
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {
+                        state.check(&live, &changed, &tx, false, false);
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        });
     match thread {
         Ok(t) => Watcher {
             stop,
@@ -357,82 +392,95 @@ pub fn watch(live: Arc<LiveRules>, changed: impl Fn() + Send + Sync + 'static) -
     }
 }
 
-/// The supervisor: arms the watch, forwards settled events, and re-arms when the directory at
-/// the path is not the one watched (deleted, replaced, moved away) or the watch broke.
-fn supervise(
-    live: &LiveRules,
-    changed: &dyn Fn(),
-    tx: &mpsc::Sender<()>,
-    rx: &mpsc::Receiver<()>,
-    stop: &AtomicBool,
-) {
-    let dir = live.dir.clone();
-    let mut armed: Option<(Armed, Option<(u64, u64)>)> = None;
-    let mut rearmed = 0u64;
-    // The load at start-up has read the directory; only a later arming must look again.
-    let mut at_start = true;
-    while !stop.load(Ordering::Relaxed) {
-        let now = identity(&dir);
-        let stale = match &armed {
-            None => true,
-            Some((_, watched)) => *watched != now,
-        };
-        if stale {
-            armed = None;
-            match now {
-                None => live.set_watcher(WatcherHealth {
-                    up: false,
-                    mode: "off",
-                    error: Some(format!("the rules directory {} is missing", dir.display())),
-                    rearmed,
-                }),
-                Some(id) => match arm(&dir, tx.clone()) {
-                    Ok(w) => {
-                        let mode = w.mode;
-                        if !at_start {
-                            rearmed += 1;
-                            tracing::info!(dir = %dir.display(), mode, "the rules directory was replaced; watching the new one");
-                            // The new directory may hold anything: look at it now.
-                            changed();
-                        }
-                        live.set_watcher(WatcherHealth {
-                            up: true,
-                            mode,
-                            error: None,
-                            rearmed,
-                        });
-                        armed = Some((w, Some(id)));
-                    }
-                    Err(e) => live.set_watcher(WatcherHealth {
-                        up: false,
-                        mode: "off",
-                        error: Some(e.to_string()),
-                        rearmed,
-                    }),
-                },
-            }
+/// What the watcher thread keeps between checks.
+struct Supervisor {
+    dir: PathBuf,
+    armed: Option<(Armed, Option<(u64, u64)>)>,
+    rearmed: u64,
+}
+
+impl Supervisor {
+    /// Re-arms when the directory at the path is not the one watched (deleted, replaced, moved
+    /// away), when the watch broke, or when the events said so (`replaced`: a new directory
+    /// may even reuse the old one's inode).
+    fn check(
+        &mut self,
+        live: &LiveRules,
+        changed: &dyn Fn(),
+        tx: &mpsc::Sender<Seen>,
+        at_start: bool,
+        replaced: bool,
+    ) {
+        let now = identity(&self.dir);
+        let stale = replaced
+            || match &self.armed {
+                None => true,
+                Some((_, watched)) => *watched != now,
+            };
+        if !stale {
+            return;
         }
-        at_start = false;
-        match rx.recv_timeout(CHECK_INTERVAL) {
-            Ok(()) => {
-                // Drain a burst that arrived together: one reload covers it.
-                while rx.try_recv().is_ok() {}
+        self.armed = None;
+        let Some(id) = now else {
+            live.set_watcher(WatcherHealth {
+                up: false,
+                mode: "off",
+                error: Some(format!(
+                    "the rules directory {} is missing",
+                    self.dir.display()
+                )),
+                rearmed: self.rearmed,
+            });
+            return;
+        };
+        match arm(&self.dir, tx) {
+            Ok(w) => {
+                let mode = w.mode;
+                if !at_start {
+                    self.rearmed += 1;
+                    tracing::info!(dir = %self.dir.display(), mode, "the rules directory was replaced; watching the new one");
+                }
+                live.set_watcher(WatcherHealth {
+                    up: true,
+                    mode,
+                    error: None,
+                    rearmed: self.rearmed,
+                });
+                self.armed = Some((w, Some(id)));
+                // Whatever changed before the watch was set up (since the start-up load, or in
+                // the new directory) is seen now; an unchanged directory costs one read and
+                // nothing else.
                 changed();
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
+            Err(e) => live.set_watcher(WatcherHealth {
+                up: false,
+                mode: "off",
+                error: Some(e.to_string()),
+                rearmed: self.rearmed,
+            }),
         }
     }
 }
 
-/// Sets up a watch on `dir`: native if possible, polling otherwise. Each settled burst that
-/// holds a content event sends one message on `tx`.
-fn arm(dir: &Path, tx: mpsc::Sender<()>) -> Result<Armed, notify::Error> {
-    let handler = |tx: mpsc::Sender<()>| {
+/// Sets up the watches for `dir`: the directory itself, recursively (native if possible,
+/// polling otherwise), sending `Changed` after each settled burst holding a content event;
+/// and the folder above it, sending `Replaced` when an entry named like `dir` is created,
+/// deleted or renamed there.
+fn arm(dir: &Path, tx: &mpsc::Sender<Seen>) -> Result<Armed, notify::Error> {
+    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let inside = |tx: mpsc::Sender<Seen>, root: PathBuf| {
         move |result: DebounceEventResult| match result {
             Ok(events) => {
-                if events.iter().any(|e| changes_content(&e.kind)) {
-                    let _ = tx.send(());
+                let gone = events.iter().any(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+                    ) && e.paths.contains(&root)
+                });
+                if gone {
+                    let _ = tx.send(Seen::Replaced);
+                } else if events.iter().any(|e| changes_content(&e.kind)) {
+                    let _ = tx.send(Seen::Changed);
                 }
             }
             Err(errors) => {
@@ -440,36 +488,69 @@ fn arm(dir: &Path, tx: mpsc::Sender<()>) -> Result<Armed, notify::Error> {
                     tracing::warn!(error = %e, "rule watcher error");
                 }
                 // Events may have been lost: look at the directory anyway.
-                let _ = tx.send(());
+                let _ = tx.send(Seen::Changed);
             }
         }
     };
-    let native = new_debouncer(DEBOUNCE, None, handler(tx.clone())).and_then(|mut d| {
-        d.watch(dir, RecursiveMode::Recursive)?;
-        Ok(d)
-    });
-    match native {
-        Ok(d) => Ok(Armed {
-            mode: "native",
-            _debouncer: Box::new(d),
-        }),
+    let native =
+        new_debouncer(DEBOUNCE, None, inside(tx.clone(), root.clone())).and_then(|mut d| {
+            d.watch(dir, RecursiveMode::Recursive)?;
+            Ok(d)
+        });
+    let (mode, main): (&'static str, Box<dyn std::any::Any + Send>) = match native {
+        Ok(d) => ("native", Box::new(d)),
         Err(e) => {
             tracing::warn!(error = %e, "native file watching unavailable; polling the rules directory");
             let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
             let mut d = new_debouncer_opt::<_, PollWatcher, NoCache>(
                 DEBOUNCE,
                 None,
-                handler(tx),
+                inside(tx.clone(), root.clone()),
                 NoCache,
                 config,
             )?;
             d.watch(dir, RecursiveMode::Recursive)?;
-            Ok(Armed {
-                mode: "poll",
-                _debouncer: Box::new(d),
-            })
+            ("poll", Box::new(d))
+        }
+    };
+    let mut debouncers = vec![main];
+    if let (Some(parent), Some(name)) = (root.parent(), root.file_name()) {
+        let name = name.to_os_string();
+        let tx = tx.clone();
+        let above = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+            if let Ok(events) = result
+                && events.iter().any(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Create(_)
+                            | EventKind::Remove(_)
+                            | EventKind::Modify(ModifyKind::Name(_))
+                    ) && e
+                        .paths
+                        .iter()
+                        .any(|p| p.file_name() == Some(name.as_os_str()))
+                })
+            {
+                let _ = tx.send(Seen::Replaced);
+            }
+        })
+        .and_then(|mut d| {
+            d.watch(parent, RecursiveMode::NonRecursive)?;
+            Ok(d)
+        });
+        // Without it, a replacement is still found by the identity check (unless the new
+        // directory reuses the old inode).
+        match above {
+            Ok(d) => debouncers.push(Box::new(d)),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot watch the folder above the rules directory")
+            }
         }
     }
+    Ok(Armed {
+        mode,
+        _debouncers: debouncers,
+    })
 }
 
 #[cfg(test)]

@@ -494,3 +494,45 @@ fn the_readme_documents_every_check_code() {
         );
     }
 }
+
+#[test]
+fn the_editor_schema_refuses_what_the_service_refuses() {
+    // Before: these were clean in the JSON Schema (so in editors and check-jsonschema) but
+    // refused by the compiler.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/rules.schema.json")).expect("schema"),
+    )
+    .expect("json");
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid schema");
+    let refused = [
+        "guards: [{id: g, description: d, drop_when: {any: []}}]",
+        "word_lists: [{id: w, description: d, words: []}]",
+        "word_lists: [{id: w, description: d}]",
+        "word_lists: [{id: w, description: d, patterns: []}]",
+        "matching: {description: d, folds: {ae: e}}",
+        "matching: {description: d, folds: {e: a}}",
+        "matching: {description: d, folds: {ё: ee}}",
+        "router: {model: gpt-4o, skill_tool: s, skill_argument: a, leave_skill_value: none}",
+        "router: {timeout_ms: 0, skill_tool: s, skill_argument: a, leave_skill_value: none}",
+        "router: {max_calls: 0, skill_tool: s, skill_argument: a, leave_skill_value: none}",
+    ];
+    for text in refused {
+        let doc: serde_json::Value = serde_yaml::from_str(text).expect("yaml");
+        assert!(!validator.is_valid(&doc), "the schema accepts {text}");
+    }
+    let accepted = [
+        "matching: {description: d, folds: {ё: е}}",
+        "word_lists: [{id: w, description: d, patterns: ['\\d+']}]",
+        "router: {model: 'openai:gpt-4o', skill_tool: s, skill_argument: a, leave_skill_value: none}",
+    ];
+    for text in accepted {
+        let doc: serde_json::Value = serde_yaml::from_str(text).expect("yaml");
+        assert!(validator.is_valid(&doc), "the schema refuses {text}");
+    }
+    // And every shipped rule file passes it.
+    for file in turnout::compile::rule_files(&root().join("rules")).expect("rules") {
+        let doc: serde_json::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&file).expect("read")).expect("yaml");
+        assert!(validator.is_valid(&doc), "{}", file.display());
+    }
+}

@@ -1124,3 +1124,74 @@ fn route_with_an_unreachable_model_answers_in_plain_chat() {
     let out = turnout_cmd(&["route", "--model", "gpt-4"], "{}");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A server that answers 200 and then streams `x` without end (with or without announcing a
+/// length), counting what it managed to send.
+async fn endless_server(announce: bool) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let sent = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let head = if announce {
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 104857600\r\n\r\n"
+                } else {
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                };
+                if s.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'x'; 64 * 1024];
+                loop {
+                    let ok = if announce {
+                        s.write_all(&chunk).await
+                    } else {
+                        let mut framed = format!("{:x}\r\n", chunk.len()).into_bytes();
+                        framed.extend_from_slice(&chunk);
+                        framed.extend_from_slice(b"\r\n");
+                        s.write_all(&framed).await
+                    };
+                    if ok.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    (base, sent)
+}
+
+#[tokio::test]
+async fn a_huge_answer_is_cut_off_not_read_whole() {
+    // Before: a 100 MB answer was read whole (eight at once reached 670 MB).
+    let rs = http_rules(10_000, 0);
+    for announce in [true, false] {
+        let (base, sent) = endless_server(announce).await;
+        let model = OpenAiModel::new("m", Some(&format!("{base}/v1")), None)
+            .expect("model")
+            .with_max_answer_bytes(256 * 1024);
+        let started = std::time::Instant::now();
+        let d = turnout::engine::decide(&rs, &hello(), Some(&model))
+            .await
+            .expect("decided");
+        assert_chat_because(&d, "answer_too_large", "an endless answer");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Reading stopped near the limit, not at the end of the stream.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            sent < 16 << 20,
+            "{sent} bytes were sent before the client hung up"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use super::{ModelSpec, load_rules, runtime};
 use crate::compile::RuleSet;
 use crate::engine::{self, request::Request};
 use crate::model::Model;
-use crate::model::spec::KeySource;
+use crate::model::spec::{BuildOptions, KeySource};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,6 +25,10 @@ pub struct Args {
     /// ANTHROPIC_API_KEY).
     #[arg(long, value_name = "FILE")]
     model_key_file: Option<PathBuf>,
+    /// Largest router model answer read, in bytes; a longer one is cut off and the message gets
+    /// a plain chat answer.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_model_answer_bytes: u64,
     /// Read one request per line and print one decision per line (a line that is not a valid
     /// request gets an error object on its line, and the run goes on).
     #[arg(long)]
@@ -38,8 +42,11 @@ pub fn run(args: Args) -> ExitCode {
         return ExitCode::from(2);
     };
     let spec = ModelSpec::choose(args.model.as_ref(), rs.router());
-    let keys = KeySource::from_file(args.model_key_file.as_deref());
-    let model = match spec.build_with(&keys) {
+    let options = BuildOptions {
+        keys: KeySource::from_file(args.model_key_file.as_deref()),
+        max_answer_bytes: usize::try_from(args.max_model_answer_bytes).unwrap_or(usize::MAX),
+    };
+    let model = match spec.build_opts(&options) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");

@@ -137,15 +137,18 @@ impl Registry {
         self.lock().len()
     }
 
-    /// Closes the connection idle the longest; `false` when every one is being worked on.
+    /// Closes the connection idle the longest; `false` when every one is being worked on. It
+    /// leaves the registry at once, so the next eviction picks another even if its task has
+    /// not run yet.
     fn evict_oldest_idle(&self) -> bool {
-        let open = self.lock();
+        let mut open = self.lock();
         let oldest = open
             .iter()
             .filter(|(_, c)| c.working.load(Ordering::Relaxed) == 0)
-            .min_by_key(|(id, c)| (c.idle_since_ms.load(Ordering::Relaxed), **id));
-        match oldest {
-            Some((_, c)) => {
+            .min_by_key(|(id, c)| (c.idle_since_ms.load(Ordering::Relaxed), **id))
+            .map(|(id, _)| *id);
+        match oldest.and_then(|id| open.remove(&id)) {
+            Some(c) => {
                 c.close.notify_one();
                 true
             }
@@ -157,16 +160,17 @@ impl Registry {
     fn close_idle(&self, limit: Duration) -> usize {
         let now = self.now_ms();
         let limit = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX);
-        let open = self.lock();
-        let mut closed = 0;
-        for c in open.values() {
+        let mut open = self.lock();
+        let before = open.len();
+        open.retain(|_, c| {
             let idle = now.saturating_sub(c.idle_since_ms.load(Ordering::Relaxed));
-            if c.working.load(Ordering::Relaxed) == 0 && idle > limit {
+            let close = c.working.load(Ordering::Relaxed) == 0 && idle > limit;
+            if close {
                 c.close.notify_one();
-                closed += 1;
             }
-        }
-        closed
+            !close
+        });
+        before - open.len()
     }
 }
 

@@ -1,0 +1,446 @@
+//! Seeded mutation tests: thousands of broken variants of the shipped rules and of realistic
+//! requests go through the same code the service runs. None may panic, and none may take more
+//! than two seconds (a hang in a reload or a request is an outage nobody notices until it is
+//! one). The seed is fixed, so a failure reproduces; `TURNOUT_FUZZ_SEED` tries another.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use turnout::engine::{self, request::Request};
+use turnout::model::RawCall;
+use turnout::model::scripted::ScriptedModel;
+
+const LIMIT: Duration = Duration::from_secs(2);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// xorshift64*: small, seeded, the same everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded(offset: u64) -> Self {
+        let seed = std::env::var("TURNOUT_FUZZ_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5EED_u64);
+        Rng((seed ^ offset).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Pieces that break YAML, schemas and meaning in different ways.
+const SNIPPETS: &[&str] = &[
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    ": ",
+    "- ",
+    "-",
+    " ",
+    "  ",
+    "\t",
+    "'",
+    "\"",
+    "&a ",
+    "*a",
+    "!!str ",
+    "!!python/object ",
+    "---\n",
+    "...\n",
+    "\n",
+    "#",
+    "0",
+    "-1",
+    "1e999",
+    "null",
+    "~",
+    "true",
+    "ё",
+    "🙂",
+    "\u{200b}",
+    "\\",
+    "$",
+    "(",
+    ")",
+    "*",
+    "+",
+    "?",
+    "|",
+    ">",
+    "%",
+    "@",
+    "`",
+    ",",
+    "id: x",
+    "mentions: nope",
+    "tools: [nope]",
+    "any: []",
+    "all: [",
+    "not:",
+    "\u{0}",
+];
+
+fn mutate_text(text: &str, rng: &mut Rng) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let rounds = 1 + rng.below(3);
+    for _ in 0..rounds {
+        if lines.is_empty() {
+            lines.push(String::new());
+        }
+        let i = rng.below(lines.len());
+        match rng.below(10) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            2 => {
+                let j = rng.below(lines.len());
+                lines.swap(i, j);
+            }
+            3 => {
+                // Indent or dedent a line.
+                if rng.below(2) == 0 {
+                    lines[i].insert_str(0, "  ");
+                } else {
+                    lines[i] = lines[i].trim_start_matches(' ').to_owned();
+                }
+            }
+            4 => {
+                // Cut the file here (a save caught half-written).
+                lines.truncate(i);
+                if let Some(last) = lines.last_mut() {
+                    let cut = rng.below(last.len() + 1);
+                    let cut = (0..=cut)
+                        .rev()
+                        .find(|c| last.is_char_boundary(*c))
+                        .unwrap_or(0);
+                    last.truncate(cut);
+                }
+            }
+            5 => {
+                // Replace a number with another.
+                let numbers = ["0", "-5", "999999999999999999999", "6.5", "1e10", "NaN"];
+                let line = &lines[i];
+                if let Some(pos) = line.find(|c: char| c.is_ascii_digit()) {
+                    let end = line[pos..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(line.len(), |e| pos + e);
+                    lines[i] = format!("{}{}{}", &line[..pos], rng.pick(&numbers), &line[end..]);
+                }
+            }
+            6 => {
+                // Rename an id or a reference, so it no longer matches anything.
+                lines[i] = lines[i].replacen('_', "__", 1).replacen('-', "--", 1);
+            }
+            7 => {
+                // Blow up a list: a long run of items.
+                let n = 1 + rng.below(200);
+                lines.insert(i, format!("words: [{}]", vec!["x"; n].join(", ")));
+            }
+            _ => {
+                let line = &mut lines[i];
+                let mut at = rng.below(line.len() + 1);
+                while !line.is_char_boundary(at) {
+                    at -= 1;
+                }
+                line.insert_str(at, rng.pick::<&str>(SNIPPETS));
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    if rng.below(4) > 0 {
+        out.push('\n');
+    }
+    out
+}
+
+/// Runs `work` on another thread and fails when it panics or takes longer than `LIMIT`.
+fn within_limit<T: Send + 'static>(what: String, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    match rx.recv_timeout(LIMIT) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("took over {LIMIT:?}: {what}"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("panicked: {what}"),
+    }
+}
+
+fn shipped() -> Vec<(PathBuf, String)> {
+    turnout::compile::rule_files(&root().join("rules"))
+        .expect("rules")
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read");
+            (p, text)
+        })
+        .collect()
+}
+
+#[test]
+fn two_thousand_broken_rule_sets_never_panic_or_hang() {
+    const MUTANTS: usize = 2_000;
+    let files = shipped();
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    let started = Instant::now();
+    let results: Vec<(usize, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let files = files.clone();
+                scope.spawn(move || {
+                    let mut rng = Rng::seeded(w as u64);
+                    let (mut refused, mut loaded) = (0, 0);
+                    for n in (w..MUTANTS).step_by(workers) {
+                        let mut texts = files.clone();
+                        let k = rng.below(texts.len());
+                        texts[k].1 = mutate_text(&texts[k].1, &mut rng);
+                        let what = format!("mutant {n} of {}", texts[k].0.display());
+                        let copy = texts.clone();
+                        let ok = within_limit(what.clone(), move || {
+                            let loaded = turnout::compile::load_texts(&copy);
+                            // Every finding can be printed, located in the files it names.
+                            for d in &loaded.diagnostics {
+                                let _ = d.to_string();
+                            }
+                            loaded.ruleset.is_some()
+                        });
+                        if ok {
+                            loaded += 1;
+                        } else {
+                            refused += 1;
+                        }
+                    }
+                    (refused, loaded)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker panicked"))
+            .collect()
+    });
+    let refused: usize = results.iter().map(|r| r.0).sum();
+    let loaded: usize = results.iter().map(|r| r.1).sum();
+    eprintln!(
+        "{MUTANTS} mutants in {:?}: {refused} refused, {loaded} still valid",
+        started.elapsed()
+    );
+    assert_eq!(refused + loaded, MUTANTS);
+    // Most mutations break something, some are harmless (a duplicated comment line).
+    assert!(refused > MUTANTS / 2, "only {refused} refused");
+    assert!(
+        loaded > 0,
+        "no mutant was harmless: the mutations are too coarse"
+    );
+}
+
+/// Realistic requests: the corpus's, as JSON text.
+fn corpus() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("examples/corpus/requests.jsonl"))
+        .expect("examples/corpus/requests.jsonl");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v.get("request").cloned().unwrap_or(v).to_string())
+        .collect()
+}
+
+fn mutate_request(text: &str, rng: &mut Rng) -> String {
+    let mut value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    match rng.below(6) {
+        // Byte-level damage to the JSON text.
+        0 => {
+            let mut s = text.to_owned();
+            let mut at = rng.below(s.len() + 1);
+            while !s.is_char_boundary(at) {
+                at -= 1;
+            }
+            s.insert_str(at, rng.pick::<&str>(SNIPPETS));
+            return s;
+        }
+        1 => {
+            let mut cut = rng.below(text.len() + 1);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return text[..cut].to_owned();
+        }
+        // Odd values in fields.
+        2 => {
+            let odd = [
+                json!(null),
+                json!(""),
+                json!([]),
+                json!({}),
+                json!(-1),
+                json!("x".repeat(20_000)),
+                json!("💥".repeat(3000)),
+                json!("\u{0}\u{200b}\u{feff}?!"),
+                json!({"name": "?"}),
+                json!([{"kind": "photo", "face": "yes"}]),
+            ];
+            let keys = [
+                "skill",
+                "ui",
+                "generation_mode",
+                "attachments",
+                "integrations",
+                "recent_calls",
+                "draft_shown",
+                "web_search_toggle",
+                "extra",
+            ];
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert((*rng.pick(&keys)).to_owned(), rng.pick(&odd).clone());
+            }
+        }
+        // Odd messages.
+        3 => {
+            let texts = [
+                "",
+                " ",
+                "?",
+                "сколько стоит",
+                "а",
+                "ё",
+                "\u{301}\u{301}\u{301}",
+                "где купить где купить где купить",
+            ];
+            let n = 1 + rng.below(2_000);
+            let content = rng.pick(&texts).repeat(n % 50 + 1);
+            if let Some(messages) = value.get_mut("messages").and_then(Value::as_array_mut)
+                && let Some(last) = messages.last_mut()
+            {
+                last["content"] = json!(content);
+            }
+        }
+        // Roles and order.
+        4 => {
+            if let Some(messages) = value.get_mut("messages").and_then(Value::as_array_mut) {
+                match rng.below(3) {
+                    0 => messages.reverse(),
+                    1 => messages.clear(),
+                    _ => {
+                        if let Some(m) = messages.first_mut() {
+                            m["role"] = json!(*rng.pick(&["system", "assistant", "robot", ""]));
+                        }
+                    }
+                }
+            }
+        }
+        _ => {
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert(
+                    "skill".into(),
+                    json!(*rng.pick(&["health", "documents", "nope"])),
+                );
+                obj.insert(
+                    "messages".into(),
+                    json!([{"role": "assistant", "content": "Сколько лет ребёнку? 🙂"},
+                           {"role": "user", "content": "3 годика"}]),
+                );
+            }
+        }
+    }
+    value.to_string()
+}
+
+#[test]
+fn five_thousand_broken_requests_never_panic_or_hang() {
+    const REQUESTS: usize = 5_000;
+    let rules = std::sync::Arc::new(
+        turnout::compile::load_dir(&root().join("rules"))
+            .ruleset
+            .expect("the shipped rules"),
+    );
+    let tools: Vec<String> = rules.tools().iter().map(|t| t.id.to_string()).collect();
+    let corpus = corpus();
+    assert!(corpus.len() >= 500, "the corpus is too small");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut rng = Rng::seeded(99);
+    let (mut refused, mut decided) = (0usize, 0usize);
+    let started = Instant::now();
+    for n in 0..REQUESTS {
+        let source = corpus[rng.below(corpus.len())].clone();
+        let text = mutate_request(&source, &mut rng);
+        let t = Instant::now();
+        match Request::from_json(&text) {
+            Err(e) => {
+                assert!(
+                    !e.field.is_empty(),
+                    "request {n}: an error names no field: {e}"
+                );
+                refused += 1;
+            }
+            Ok(req) => {
+                // A model that answers with random (often wrong) calls and arguments.
+                let calls: Vec<RawCall> = (0..rng.below(4))
+                    .map(|_| RawCall {
+                        tool: if rng.below(10) == 0 {
+                            "no_such_tool".into()
+                        } else {
+                            tools[rng.below(tools.len())].clone()
+                        },
+                        arguments: rng
+                            .pick(&[
+                                json!({}),
+                                json!({"query": "x"}),
+                                json!({"skill": "health"}),
+                                json!({"action": "delete"}),
+                                json!(null),
+                                json!("text"),
+                            ])
+                            .clone(),
+                    })
+                    .collect();
+                let model = ScriptedModel::calls(calls);
+                let rs = rules.clone();
+                let decision = rt.block_on(engine::decide(&rs, &req, Some(&model)));
+                if let Ok(d) = decision {
+                    serde_json::to_string(&d).expect("a decision serialises");
+                    decided += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(
+            t.elapsed() < LIMIT,
+            "request {n} took {:?}: {text}",
+            t.elapsed()
+        );
+    }
+    eprintln!(
+        "{REQUESTS} requests in {:?}: {refused} refused, {decided} decided",
+        started.elapsed()
+    );
+    assert!(decided > REQUESTS / 4 && refused > REQUESTS / 10);
+}
