@@ -37,6 +37,28 @@ pub struct Location {
     pub line: usize,
     /// Column, from 1.
     pub column: usize,
+    /// The column just past the end of what is meant, on the same line, when known (a point,
+    /// such as where a syntax error was found, has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<usize>,
+}
+
+impl Location {
+    /// A point in a file.
+    pub fn new(file: impl Into<PathBuf>, line: usize, column: usize) -> Self {
+        Self {
+            file: file.into(),
+            line,
+            column,
+            end_column: None,
+        }
+    }
+
+    /// The same place, spanning to `end_column` (past the end) on its line.
+    pub fn until(mut self, end_column: usize) -> Self {
+        self.end_column = (end_column > self.column).then_some(end_column);
+        self
+    }
 }
 
 /// One finding about the rule files.

@@ -26,7 +26,8 @@
 //! # Use as a library
 //!
 //! ```
-//! use turnout::engine::{self, Outcome, request::Request};
+//! use turnout::contract::{Outcome, Request};
+//! use turnout::engine;
 //!
 //! let loaded = turnout::compile::load_dir("rules".as_ref());
 //! let rules = loaded.ruleset.expect("the shipped rules are valid");
@@ -37,8 +38,10 @@
 //! assert_eq!(decision.rules_version, rules.version);
 //! ```
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod compile;
+pub mod contract;
 pub mod diag;
 pub mod engine;
 pub mod lint;
@@ -46,6 +49,7 @@ pub mod model;
 pub mod reload;
 pub mod report;
 pub mod rules;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod testing;
 pub mod text;

@@ -20,7 +20,8 @@ use serde_json::json;
 use crate::diag::{Diagnostic, Severity};
 
 /// How findings are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// For people: the finding, the source line with a caret, the hint.
     #[default]
@@ -90,8 +91,8 @@ impl Sources {
 pub fn render(d: &Diagnostic, format: Format, sources: &mut Sources) -> String {
     match format {
         Format::Human => human(d, sources),
-        Format::Json => json_line(d, sources),
-        Format::Github => github(d, sources),
+        Format::Json => json_line(d),
+        Format::Github => github(d),
     }
 }
 
@@ -124,12 +125,12 @@ pub fn human(d: &Diagnostic, sources: &mut Sources) -> String {
     let mut out = headline(d);
     let snippet = d.location.as_ref().and_then(|loc| {
         let line = sources.line(&loc.file, loc.line)?;
-        Some((loc.line, loc.column, line.to_owned()))
+        Some((loc.line, loc.column, loc.end_column, line.to_owned()))
     });
     let gutter = snippet.as_ref().map_or(1, |(n, ..)| n.to_string().len());
     let pad = " ".repeat(gutter);
-    if let Some((n, column, line)) = &snippet {
-        let (shown, caret_at, width) = caret(line, *column);
+    if let Some((n, column, end, line)) = &snippet {
+        let (shown, caret_at, width) = caret(line, *column, *end);
         let _ = write!(
             out,
             "\n{pad} |\n{n} | {shown}\n{pad} | {}{}",
@@ -149,17 +150,13 @@ pub fn human(d: &Diagnostic, sources: &mut Sources) -> String {
 
 /// One JSON object: `file`, `line`, `column`, `end_column` (null when unknown), `severity`,
 /// `code`, `message`, `rule`, `hint`.
-pub fn json_line(d: &Diagnostic, sources: &mut Sources) -> String {
+pub fn json_line(d: &Diagnostic) -> String {
     let loc = d.location.as_ref();
-    let end = loc.and_then(|l| {
-        let line = sources.line(&l.file, l.line)?;
-        Some(l.column + caret(line, l.column).2)
-    });
     json!({
         "file": loc.map(|l| l.file.display().to_string()),
         "line": loc.map(|l| l.line),
         "column": loc.map(|l| l.column),
-        "end_column": end,
+        "end_column": loc.and_then(|l| l.end_column),
         "severity": d.severity,
         "code": d.code,
         "message": d.message,
@@ -170,7 +167,7 @@ pub fn json_line(d: &Diagnostic, sources: &mut Sources) -> String {
 }
 
 /// A GitHub Actions workflow command: `::error file=F,line=L,col=C,endColumn=E,title=T::message`.
-pub fn github(d: &Diagnostic, sources: &mut Sources) -> String {
+pub fn github(d: &Diagnostic) -> String {
     let kind = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -184,9 +181,8 @@ pub fn github(d: &Diagnostic, sources: &mut Sources) -> String {
         ));
         props.push(format!("line={}", l.line));
         props.push(format!("col={}", l.column));
-        if let Some(line) = sources.line(&l.file, l.line) {
-            let width = caret(line, l.column).2;
-            props.push(format!("endColumn={}", l.column + width));
+        if let Some(end) = l.end_column {
+            props.push(format!("endColumn={end}"));
         }
     }
     props.push(format!(
@@ -222,123 +218,26 @@ fn escape_property(s: &str) -> String {
 }
 
 /// The line as shown (tabs as four spaces), where the caret starts in it, and how wide the
-/// caret is: the YAML token that starts at `column` (characters, from 1).
-fn caret(line: &str, column: usize) -> (String, usize, usize) {
+/// caret is: the span the finding's location gives (its end column), else one character.
+fn caret(line: &str, column: usize, end_column: Option<usize>) -> (String, usize, usize) {
     let chars: Vec<char> = line.chars().collect();
     let start = column.saturating_sub(1).min(chars.len());
     let shown: String = line.replace('\t', "    ");
-    let caret_at: usize = chars[..start]
-        .iter()
-        .map(|&c| if c == '\t' { 4 } else { 1 })
-        .sum();
-    (shown, caret_at, token_width(&chars, start).max(1))
-}
-
-/// The width in characters of the YAML token starting at `start`.
-fn token_width(chars: &[char], start: usize) -> usize {
-    let Some(&first) = chars.get(start) else {
-        return 1;
+    let width = |from: usize, to: usize| -> usize {
+        chars[from.min(chars.len())..to.min(chars.len())]
+            .iter()
+            .map(|&c| if c == '\t' { 4 } else { 1 })
+            .sum()
     };
-    let rest = &chars[start..];
-    match first {
-        '"' => {
-            let mut escaped = false;
-            for (i, &c) in rest.iter().enumerate().skip(1) {
-                match c {
-                    '\\' if !escaped => escaped = true,
-                    '"' if !escaped => return i + 1,
-                    _ => escaped = false,
-                }
-            }
-            trimmed_len(rest)
-        }
-        '\'' => {
-            let mut i = 1;
-            while i < rest.len() {
-                if rest[i] == '\'' {
-                    if rest.get(i + 1) == Some(&'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    return i + 1;
-                }
-                i += 1;
-            }
-            trimmed_len(rest)
-        }
-        '[' | '{' => {
-            let mut depth = 0usize;
-            let mut quote: Option<char> = None;
-            for (i, &c) in rest.iter().enumerate() {
-                match (quote, c) {
-                    (Some(q), c) if c == q => quote = None,
-                    (Some(_), _) => {}
-                    (None, '"' | '\'') => quote = Some(c),
-                    (None, '[' | '{') => depth += 1,
-                    (None, ']' | '}') => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            return i + 1;
-                        }
-                    }
-                    (None, '#') if i > 0 && rest[i - 1] == ' ' => break,
-                    _ => {}
-                }
-            }
-            trimmed_len(rest)
-        }
-        _ => {
-            // A plain scalar: inside [..] or {..} it ends at ',', ']' or '}'; anywhere it ends
-            // at ': ' (a key), at a trailing ':' or at ' #' (a comment).
-            let depth = chars[..start].iter().fold(0i32, |d, &c| match c {
-                '[' | '{' => d + 1,
-                ']' | '}' => d - 1,
-                _ => d,
-            });
-            let flow = depth > 0;
-            let mut end = rest.len();
-            for (i, &c) in rest.iter().enumerate() {
-                let next = rest.get(i + 1).copied();
-                let stop = (flow && matches!(c, ',' | ']' | '}'))
-                    || (c == ':' && next.is_none_or(|n| n == ' ' || (flow && n == ',')))
-                    || (c == '#' && i > 0 && rest[i - 1] == ' ');
-                if stop {
-                    end = i;
-                    break;
-                }
-            }
-            trimmed_len(&rest[..end])
-        }
-    }
-}
-
-fn trimmed_len(chars: &[char]) -> usize {
-    chars.len() - chars.iter().rev().take_while(|c| c.is_whitespace()).count()
+    let caret_at = width(0, start);
+    let wide = end_column.map_or(1, |end| width(start, end.saturating_sub(1)));
+    (shown, caret_at, wide.max(1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::diag::Location;
-
-    fn width(line: &str, column: usize) -> usize {
-        caret(line, column).2
-    }
-
-    #[test]
-    fn carets_cover_the_yaml_token() {
-        assert_eq!(width("    tools: [shop_serch]", 13), "shop_serch".len());
-        assert_eq!(width("    tools: [a, bb, ccc]", 20), 3);
-        assert_eq!(width("    drop_whn: {longer_than: 3}", 5), "drop_whn".len());
-        assert_eq!(width("    drop_when: {longer_than: 3}", 16), 16);
-        assert_eq!(width("    patterns: ['(x', \"y\\\"z\"]", 16), 4);
-        assert_eq!(width("    patterns: ['(x', \"y\\\"z\"]", 22), 6);
-        assert_eq!(width("  - id: my-rule   # a comment", 9), "my-rule".len());
-        assert_eq!(width("  - 'it''s'", 5), 7);
-        assert_eq!(width("", 1), 1);
-        assert_eq!(width("short", 40), 1);
-        assert_eq!(width("    description: [unclosed", 18), "[unclosed".len());
-    }
 
     #[test]
     fn human_form_shows_line_caret_and_hint() {
@@ -348,11 +247,7 @@ mod tests {
             "guards:\n  - id: g\n    description: d\n    tools: [shop_serch]\n",
         );
         let d = Diagnostic::error("unknown-tool", "unknown tool 'shop_serch'")
-            .at(Some(Location {
-                file: "r/guards.yaml".into(),
-                line: 4,
-                column: 13,
-            }))
+            .at(Some(Location::new("r/guards.yaml", 4, 13).until(23)))
             .hint("did you mean 'shop_search'?\nsecond line");
         assert_eq!(
             human(&d, &mut sources),
@@ -362,7 +257,7 @@ mod tests {
 
     #[test]
     fn tabs_are_shown_as_spaces_and_the_caret_follows() {
-        let (shown, at, w) = caret("\tkey: value", 2);
+        let (shown, at, w) = caret("\tkey: value", 2, Some(5));
         assert_eq!(shown, "    key: value");
         assert_eq!((at, w), (4, 3));
     }
@@ -371,11 +266,7 @@ mod tests {
     fn without_a_readable_source_only_the_headline_and_hint() {
         let mut sources = Sources::new();
         let d = Diagnostic::warning("x", "m")
-            .at(Some(Location {
-                file: "/no/such/file.yaml".into(),
-                line: 3,
-                column: 1,
-            }))
+            .at(Some(Location::new("/no/such/file.yaml", 3, 1)))
             .rule("r");
         assert_eq!(
             human(&d, &mut sources),
@@ -387,36 +278,25 @@ mod tests {
 
     #[test]
     fn github_commands_escape_what_they_must() {
-        let mut sources = Sources::new();
-        sources.insert("a,b:c.yaml", "x: 1\n");
         let d = Diagnostic::warning("unused-list", "100% unused\nreally")
-            .at(Some(Location {
-                file: "a,b:c.yaml".into(),
-                line: 1,
-                column: 1,
-            }))
+            .at(Some(Location::new("a,b:c.yaml", 1, 1).until(2)))
             .hint("remove it");
         assert_eq!(
-            github(&d, &mut sources),
+            github(&d),
             "::warning file=a%2Cb%3Ac.yaml,line=1,col=1,endColumn=2,title=turnout unused-list::100%25 unused%0Areally%0Ahint: remove it"
         );
         let d = Diagnostic::error("missing-router", "no router");
         assert_eq!(
-            github(&d, &mut sources),
+            github(&d),
             "::error title=turnout missing-router::no router"
         );
     }
 
     #[test]
     fn json_is_one_object_per_line() {
-        let mut sources = Sources::new();
-        sources.insert("f.yaml", "a: bad value\n");
-        let d = Diagnostic::error("c", "multi\nline").at(Some(Location {
-            file: "f.yaml".into(),
-            line: 1,
-            column: 4,
-        }));
-        let line = json_line(&d, &mut sources);
+        let d =
+            Diagnostic::error("c", "multi\nline").at(Some(Location::new("f.yaml", 1, 4).until(13)));
+        let line = json_line(&d);
         assert!(!line.contains('\n'));
         let v: serde_json::Value = serde_json::from_str(&line).expect("json");
         assert_eq!(v["end_column"], 13);

@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::compile::schema::SchemaCheck;
+use crate::compile::check::SchemaCheck;
 use crate::compile::source;
 use crate::compile::{RuleSet, did_you_mean};
+use crate::contract::Decision;
 use crate::diag::{Diagnostic, Location};
+use crate::engine;
 use crate::engine::probe::Probe;
-use crate::engine::{self, Decision};
 use crate::model::scripted::ScriptedModel;
 use crate::rules::testcase::{Case, Expect, TestFile};
 
@@ -26,6 +27,7 @@ pub struct LoadedCase {
 
 /// The result of one case.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct CaseResult {
     /// The case's name.
     pub name: String,
@@ -159,7 +161,7 @@ pub async fn run_case(rs: &RuleSet, loaded: &LoadedCase) -> CaseResult {
 }
 
 /// [`run_case`], recording in `probe` which word lists the decision consulted (coverage).
-pub async fn run_case_probed(
+pub(crate) async fn run_case_probed(
     rs: &RuleSet,
     loaded: &LoadedCase,
     probe: Option<&Probe>,

@@ -102,7 +102,7 @@ fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sou
         }
         Format::Json => {
             for d in &report.diagnostics {
-                line(&report::json_line(d, sources));
+                line(&report::json_line(d));
             }
             let summary = json!({"summary": {
                 "dir": report.dir.display().to_string(),
@@ -116,7 +116,7 @@ fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sou
         }
         Format::Github => {
             for d in &report.diagnostics {
-                line(&report::github(d, sources));
+                line(&report::github(d));
             }
             let cases_run = report.tests.is_some_and(|t| t.passed + t.failed > 0);
             if let Some(c) = report.coverage.as_ref().filter(|_| cases_run) {

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::compile::{self, RuleSet};
-/// `--model SPEC` (now a library type: `turnout::model::ModelSpec`).
-pub use crate::model::ModelSpec;
+/// `--model SPEC`.
+use crate::contract::ModelSpec;
 
 /// Routes chat messages to a plain answer, a skill or tool calls, by rules written in YAML.
 #[derive(Debug, Parser)]

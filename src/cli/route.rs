@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use super::{ModelSpec, load_rules, runtime};
 use crate::compile::RuleSet;
-use crate::engine::{self, request::Request};
+use crate::contract::Request;
+use crate::engine;
 use crate::model::Model;
 use crate::model::spec::{BuildOptions, KeySource};
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::compile::schema::{rules_schema, schema_text, tests_schema, write_schemas};
+use crate::rules::schema::{rules_schema, schema_text, tests_schema, write_schemas};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -9,8 +9,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::LimitArgs;
+use crate::contract::ModelSpec;
 use crate::diag::Diagnostic;
-use crate::model::spec::{BuildOptions, KeySource, ModelSpec};
+use crate::model::spec::{BuildOptions, KeySource};
 use crate::reload::{self, LiveRules, Trigger};
 use crate::server::conn::{self, Stopped};
 use crate::server::{self, AppState, Config, Metrics, ModelSlot};

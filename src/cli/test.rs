@@ -60,7 +60,7 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut coverage = Coverage::new(rs, &loaded);
+    let mut coverage = Coverage::new(rs);
     let results = rt.block_on(coverage::run_cases(rs, &cases, &mut coverage));
     let mut failed = diagnostics.iter().filter(|d| d.is_error()).count();
     let mut passed = 0;

@@ -3,7 +3,7 @@
 
 use super::ruleset::{Cond, SkillIs};
 use super::{Compiler, SourceFile, did_you_mean};
-use crate::engine::request::GenerationMode;
+use crate::contract::GenerationMode;
 use crate::rules::{Condition, SkillMatch};
 
 /// Where a condition is evaluated: on the request alone, or on a call in a guard.

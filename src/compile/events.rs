@@ -42,7 +42,8 @@ pub(crate) enum Kind {
     StreamEnd,
     DocumentStart,
     DocumentEnd,
-    Alias,
+    /// An alias (`*name`): the anchor it refers to.
+    Alias(String),
     /// A scalar: its text, whether it was written plain (unquoted, not a block), and whether
     /// it is a block scalar (`|` or `>`).
     Scalar {
@@ -56,13 +57,15 @@ pub(crate) enum Kind {
     MappingEnd,
 }
 
-/// One event with where it starts and ends, and its explicit tag, if it has one.
+/// One event with where it starts and ends, its explicit tag and its anchor (`&name`), if it
+/// has them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Event {
     pub kind: Kind,
     pub start: Mark,
     pub end: Mark,
     pub tag: Option<String>,
+    pub anchor: Option<String>,
 }
 
 /// The parser stopped: libyaml's own description of the problem, and where it is.
@@ -147,15 +150,19 @@ impl Iterator for Events<'_> {
                 }));
             }
             let e = &*raw.as_ptr();
-            let (kind, tag) = match e.type_ {
-                sys::YAML_STREAM_START_EVENT => (Kind::StreamStart, None),
+            let (kind, tag, anchor) = match e.type_ {
+                sys::YAML_STREAM_START_EVENT => (Kind::StreamStart, None, None),
                 sys::YAML_STREAM_END_EVENT => {
                     self.done = true;
-                    (Kind::StreamEnd, None)
+                    (Kind::StreamEnd, None, None)
                 }
-                sys::YAML_DOCUMENT_START_EVENT => (Kind::DocumentStart, None),
-                sys::YAML_DOCUMENT_END_EVENT => (Kind::DocumentEnd, None),
-                sys::YAML_ALIAS_EVENT => (Kind::Alias, None),
+                sys::YAML_DOCUMENT_START_EVENT => (Kind::DocumentStart, None, None),
+                sys::YAML_DOCUMENT_END_EVENT => (Kind::DocumentEnd, None, None),
+                sys::YAML_ALIAS_EVENT => (
+                    Kind::Alias(owned(e.data.alias.anchor).unwrap_or_default()),
+                    None,
+                    None,
+                ),
                 sys::YAML_SCALAR_EVENT => {
                     let s = e.data.scalar;
                     let len = usize::try_from(s.length).unwrap_or(0);
@@ -175,16 +182,21 @@ impl Iterator for Events<'_> {
                             block,
                         },
                         owned(s.tag),
+                        owned(s.anchor),
                     )
                 }
-                sys::YAML_SEQUENCE_START_EVENT => {
-                    (Kind::SequenceStart, owned(e.data.sequence_start.tag))
-                }
-                sys::YAML_SEQUENCE_END_EVENT => (Kind::SequenceEnd, None),
-                sys::YAML_MAPPING_START_EVENT => {
-                    (Kind::MappingStart, owned(e.data.mapping_start.tag))
-                }
-                sys::YAML_MAPPING_END_EVENT => (Kind::MappingEnd, None),
+                sys::YAML_SEQUENCE_START_EVENT => (
+                    Kind::SequenceStart,
+                    owned(e.data.sequence_start.tag),
+                    owned(e.data.sequence_start.anchor),
+                ),
+                sys::YAML_SEQUENCE_END_EVENT => (Kind::SequenceEnd, None, None),
+                sys::YAML_MAPPING_START_EVENT => (
+                    Kind::MappingStart,
+                    owned(e.data.mapping_start.tag),
+                    owned(e.data.mapping_start.anchor),
+                ),
+                sys::YAML_MAPPING_END_EVENT => (Kind::MappingEnd, None, None),
                 _ => {
                     // YAML_NO_EVENT: the parser has nothing more.
                     self.done = true;
@@ -197,6 +209,7 @@ impl Iterator for Events<'_> {
                 start: Mark::from_sys(e.start_mark),
                 end: Mark::from_sys(e.end_mark),
                 tag,
+                anchor,
             };
             sys::yaml_event_delete(raw.as_mut_ptr());
             Some(Ok(event))

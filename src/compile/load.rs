@@ -137,11 +137,7 @@ fn is_yaml(path: &Path) -> bool {
 }
 
 fn at_start(path: &Path) -> Option<Location> {
-    Some(Location {
-        file: path.to_path_buf(),
-        line: 1,
-        column: 1,
-    })
+    Some(Location::new(path.to_path_buf(), 1, 1))
 }
 
 fn outside(path: &Path) -> Diagnostic {
@@ -262,7 +258,7 @@ pub fn load_script(
 ) -> Result<crate::rules::testcase::ModelScript, Vec<Diagnostic>> {
     let text = read_file(path, limits).0.map_err(|d| vec![d])?;
     let (value, _) =
-        super::parse_checked(path, &text, super::schema::SchemaCheck::script(), limits)?;
+        super::parse_checked(path, &text, super::check::SchemaCheck::script(), limits)?;
     serde_json::from_value(value).map_err(|e| {
         vec![Diagnostic::error("invalid", format!("not a model script: {e}")).at(at_start(path))]
     })

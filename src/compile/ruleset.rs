@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::engine::request::GenerationMode;
+use crate::contract::GenerationMode;
+use crate::diag::Location;
 use crate::text::{Normalizer, WordMatcher};
 
 /// A ruleset ready to route messages.
@@ -90,6 +91,8 @@ pub struct ToolDef {
     pub examples: Vec<String>,
     pub(crate) validator: jsonschema::Validator,
     pub(crate) available_when: Option<Cond>,
+    /// Where its `available_when` is written.
+    pub(crate) available_when_at: Option<Location>,
 }
 
 /// A skill.
@@ -114,6 +117,11 @@ pub(crate) struct ListDef {
     pub matcher: WordMatcher,
     /// `words` then `patterns`, as written, for the trace.
     pub entries: Vec<String>,
+    /// How many of `entries` are words (the rest are patterns).
+    pub words: usize,
+    /// Where the list is written (its id), and each entry.
+    pub at: Location,
+    pub entry_at: Vec<Location>,
 }
 
 #[derive(Debug)]
@@ -121,6 +129,7 @@ pub(crate) struct PreRuleDef {
     pub id: Arc<str>,
     pub when: Cond,
     pub action: ActionDef,
+    pub at: Location,
 }
 
 #[derive(Debug)]
@@ -173,7 +182,7 @@ pub struct RouterDef {
     /// Disambiguation notes, in order.
     pub notes: Vec<String>,
     /// The model the rules ask for when the command line names none.
-    pub model: Option<crate::model::ModelSpec>,
+    pub model: Option<crate::contract::ModelSpec>,
     /// Where `model` is written, for findings about it.
     pub model_at: Option<crate::diag::Location>,
     /// Retries on HTTP 429 or 5xx within the timeout: 0 or 1.
@@ -198,6 +207,7 @@ pub struct EmbeddedDef {
 pub(crate) struct SearchDef {
     pub tool: usize,
     pub off_when: Option<Cond>,
+    pub off_when_at: Option<Location>,
     pub rules: Vec<SearchRuleDef>,
 }
 
@@ -205,12 +215,16 @@ pub(crate) struct SearchDef {
 pub(crate) struct SearchRuleDef {
     pub id: Arc<str>,
     pub when: Cond,
+    pub at: Location,
 }
 
 #[derive(Debug)]
 pub(crate) struct GuardDef {
     pub id: Arc<str>,
     pub drop_when: Cond,
+    pub at: Location,
+    /// The tools its `tools:` lists, as written, with where.
+    pub listed: Vec<(String, Location)>,
 }
 
 /// A compiled condition; see [`crate::rules::Condition`] for the meaning of each.

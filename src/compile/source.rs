@@ -1,26 +1,23 @@
-//! Reading rule files: text, YAML, and where every value sits in the file.
+//! Reading rule files: text within the limits, YAML values, and where every value sits.
 //!
-//! Values are parsed with `serde_yaml` (the maintained `yaml_serde`, so scalar typing is the
-//! usual serde one). Positions come from the events of the same parser, `libyaml-rs`, walked once
-//! by [`SpanMap::build`] (see [`super::events`]): every node's start and end, keyed by JSON
-//! pointer (RFC 6901), so that a schema error at `/guards/2/tools/0` is reported as
-//! `file:line:column`. The same walk enforces the limits of [`Limits`] before any value is
-//! built: nesting depth, one document per file, no tags.
+//! Values are parsed with `serde_yaml` (the maintained `yaml_serde`: scalar typing is the usual
+//! serde one). Positions come from [`SpanMap`], a walk over the events of `libyaml-rs`, the very
+//! parser `serde_yaml` runs underneath, so values and spans cannot disagree; the walk runs first
+//! and refuses what a rule file may not be (see [`super::spans`]) before any value is built.
 //!
 //! Nothing here panics on bad input: binary files, truncated files, syntax errors and files
-//! past a limit all become a [`Diagnostic`].
+//! past a limit all become a [`Diagnostic`]. A syntax error is explained from the text around
+//! it (a tab in the indentation, a second `: ` on the line, the file ending inside a value);
+//! libyaml's own words go in the hint.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::events::{Event, Events, Kind, Mark};
+use super::spans::{Pos, Span, Stop};
+pub use super::spans::{SpanMap, escape};
 use crate::diag::{Diagnostic, Location};
-
-/// A 1-based (line, column) position; columns count characters.
-type Pos = (usize, usize);
 
 /// Limits on what a rule file may be, checked before its values are built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,297 +37,6 @@ impl Default for Limits {
     }
 }
 
-/// Where one node of the document sits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Entry {
-    /// Where the value starts.
-    value: Pos,
-    /// Where the value ends (just past its last character).
-    end: Pos,
-    /// Where the key starts, for mapping members.
-    key: Option<Pos>,
-}
-
-/// JSON pointer → positions of the document of a file.
-#[derive(Debug, Clone, Default)]
-pub struct SpanMap {
-    entries: HashMap<String, Entry>,
-    /// Keys written twice in the same mapping: (pointer, position of the second key,
-    /// position of the first key).
-    duplicates: Vec<(String, Pos, Pos)>,
-}
-
-/// A collection being walked. `ptr` is `None` inside parts that have no JSON pointer
-/// (complex keys, or values under them).
-enum Frame {
-    Seq {
-        ptr: Option<String>,
-        next: usize,
-    },
-    Map {
-        ptr: Option<String>,
-        /// The key read last, waiting for its value: (escaped key, key position). `None` while a
-        /// key is expected.
-        pending: Option<(Option<String>, Pos)>,
-    },
-}
-
-/// Why a walk stopped.
-#[derive(Debug)]
-enum Stop {
-    Syntax {
-        problem: String,
-        context: Option<String>,
-        at: Pos,
-    },
-    TooDeep {
-        at: Pos,
-    },
-    Tag {
-        tag: String,
-        at: Pos,
-    },
-    SecondDocument {
-        at: Pos,
-    },
-}
-
-/// The tags of YAML's core schema: writing one explicitly changes nothing. Any other tag asks
-/// a loader to build something (`!!python/object`); rule files are plain data.
-const CORE_TAGS: &[&str] = &[
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:map",
-    "tag:yaml.org,2002:seq",
-];
-
-impl SpanMap {
-    /// Walks the parser's events once and records, for every node, where its value starts and
-    /// ends and (for mapping members) where its key starts; stops at the first syntax error or
-    /// limit.
-    fn build(text: &str, limits: &Limits) -> Result<SpanMap, Stop> {
-        let mut map = SpanMap::default();
-        let mut stack: Vec<Frame> = Vec::new();
-        // For each open collection: the pointer it was recorded under, to set its end.
-        let mut open: Vec<Option<String>> = Vec::new();
-        let mut root_seen = false;
-        let mut documents = 0usize;
-        for item in Events::new(text) {
-            let event = item.map_err(|e| Stop::Syntax {
-                problem: e.problem,
-                context: e.context,
-                at: e.mark.position(),
-            })?;
-            if let Some(tag) = &event.tag
-                && !CORE_TAGS.contains(&tag.as_str())
-            {
-                return Err(Stop::Tag {
-                    tag: tag.clone(),
-                    at: event.start.position(),
-                });
-            }
-            match &event.kind {
-                Kind::DocumentStart => {
-                    documents += 1;
-                    if documents > 1 {
-                        return Err(Stop::SecondDocument {
-                            at: event.start.position(),
-                        });
-                    }
-                }
-                Kind::Scalar { value, block, .. } => {
-                    let mut event = event.clone();
-                    if *block {
-                        event.start = first_content(text, event.start, event.end);
-                    }
-                    map.node(&mut stack, &mut root_seen, &event, Some(value));
-                }
-                Kind::Alias => {
-                    map.node(&mut stack, &mut root_seen, &event, None);
-                }
-                Kind::SequenceStart | Kind::MappingStart => {
-                    if stack.len() >= limits.max_depth {
-                        return Err(Stop::TooDeep {
-                            at: event.start.position(),
-                        });
-                    }
-                    let ptr = map.node(&mut stack, &mut root_seen, &event, None);
-                    open.push(ptr.clone());
-                    stack.push(if event.kind == Kind::SequenceStart {
-                        Frame::Seq { ptr, next: 0 }
-                    } else {
-                        Frame::Map { ptr, pending: None }
-                    });
-                }
-                Kind::SequenceEnd | Kind::MappingEnd => {
-                    stack.pop();
-                    if let Some(Some(ptr)) = open.pop()
-                        && let Some(entry) = map.entries.get_mut(&ptr)
-                    {
-                        entry.end = event.end.position();
-                    }
-                }
-                Kind::StreamStart | Kind::StreamEnd | Kind::DocumentEnd => {}
-            }
-        }
-        Ok(map)
-    }
-
-    /// Records a node and returns its pointer (`None` when it has none: a key, or something
-    /// under a complex key). `scalar` is the text of a scalar node.
-    fn node(
-        &mut self,
-        stack: &mut [Frame],
-        root_seen: &mut bool,
-        event: &Event,
-        scalar: Option<&str>,
-    ) -> Option<String> {
-        let pos = event.start.position();
-        let end = end_position(event.end);
-        let Some(top) = stack.last_mut() else {
-            if *root_seen {
-                return None;
-            }
-            *root_seen = true;
-            self.record(
-                String::new(),
-                Entry {
-                    value: pos,
-                    end,
-                    key: None,
-                },
-            );
-            return Some(String::new());
-        };
-        match top {
-            Frame::Seq { ptr, next } => {
-                let index = *next;
-                *next += 1;
-                let child = ptr.as_ref().map(|p| format!("{p}/{index}"))?;
-                self.record(
-                    child.clone(),
-                    Entry {
-                        value: pos,
-                        end,
-                        key: None,
-                    },
-                );
-                Some(child)
-            }
-            Frame::Map { ptr, pending } => match pending.take() {
-                None => {
-                    // A key. Only scalar keys name a JSON member; anything under a complex key
-                    // has no pointer.
-                    let escaped = scalar.map(escape);
-                    *pending = Some((escaped, pos));
-                    None
-                }
-                Some((key, key_pos)) => {
-                    let (Some(parent), Some(key)) = (ptr.as_ref(), key) else {
-                        return None;
-                    };
-                    let child = format!("{parent}/{key}");
-                    let entry = Entry {
-                        value: pos,
-                        end,
-                        key: Some(key_pos),
-                    };
-                    if let Some(first) = self.entries.get(&child) {
-                        let first = first.key.unwrap_or(first.value);
-                        self.duplicates.push((child.clone(), key_pos, first));
-                    }
-                    self.record(child.clone(), entry);
-                    Some(child)
-                }
-            },
-        }
-    }
-
-    fn record(&mut self, pointer: String, entry: Entry) {
-        self.entries.entry(pointer).or_insert(entry);
-    }
-
-    /// 1-based (line, column in characters) where the value at `pointer` starts. `""` is the
-    /// document root.
-    pub fn value(&self, pointer: &str) -> Option<(usize, usize)> {
-        self.entries.get(pointer).map(|e| e.value)
-    }
-
-    /// 1-based (line, column) just past the end of the value at `pointer`.
-    pub fn end(&self, pointer: &str) -> Option<(usize, usize)> {
-        self.entries.get(pointer).map(|e| e.end)
-    }
-
-    /// 1-based (line, column) of the key of the mapping member at `pointer` (falls back to
-    /// [`SpanMap::value`]).
-    pub fn key(&self, pointer: &str) -> Option<(usize, usize)> {
-        self.entries.get(pointer).map(|e| e.key.unwrap_or(e.value))
-    }
-
-    /// The position of `pointer`'s value, or of its nearest located ancestor (useful when a
-    /// pointer names a missing key); `(1, 1)` when nothing is located.
-    pub fn nearest(&self, pointer: &str) -> (usize, usize) {
-        let mut p = pointer;
-        loop {
-            if let Some(pos) = self.value(p) {
-                return pos;
-            }
-            match p.rfind('/') {
-                Some(cut) => p = &p[..cut],
-                None => return self.value("").unwrap_or((1, 1)),
-            }
-        }
-    }
-}
-
-/// Where a block scalar's content starts (its first non-blank line after the `|` or `>`
-/// indicator), which is what a person means by "the value"; the indicator itself when the
-/// scalar is empty.
-fn first_content(text: &str, indicator: Mark, end: Mark) -> Mark {
-    let bytes = text.as_bytes();
-    let Some(newline) = bytes
-        .get(indicator.index..end.index.min(bytes.len()))
-        .and_then(|b| b.iter().position(|&c| c == b'\n'))
-    else {
-        return indicator;
-    };
-    let mut index = indicator.index + newline + 1;
-    let mut line = indicator.line + 1;
-    loop {
-        let rest = &bytes[index.min(bytes.len())..end.index.min(bytes.len())];
-        let indent = rest.iter().take_while(|&&c| c == b' ').count();
-        match rest.get(indent) {
-            Some(b'\n') => {
-                index += indent + 1;
-                line += 1;
-            }
-            Some(_) => {
-                return Mark {
-                    index: index + indent,
-                    line,
-                    column: indent,
-                };
-            }
-            None => return indicator,
-        }
-    }
-}
-
-/// libyaml ends a block collection at the start of the line after it; the span a person means
-/// ends on its last line, so such an end is kept as it is (line+1, column 1) — callers that
-/// underline stop at the end of the start line anyway.
-fn end_position(m: Mark) -> Pos {
-    m.position()
-}
-
-/// Escapes a mapping key as one JSON pointer segment (RFC 6901).
-pub fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// Reads a file as text within the default [`Limits`] (see [`text_of`]).
 pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
     super::load::read_file(path, &Limits::default()).0
@@ -345,11 +51,7 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
         let line = prefix.matches('\n').count() + 1;
         let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         Diagnostic::error("not-text", "file is not a text file (binary or not UTF-8)")
-            .at(Some(Location {
-                file: path.to_path_buf(),
-                line,
-                column,
-            }))
+            .at(Some(Location::new(path, line, column)))
             .hint("rule files must be UTF-8 text")
     };
     let text = match String::from_utf8(bytes) {
@@ -370,287 +72,223 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
     })
 }
 
-/// Parses YAML into a `serde_json::Value` using `serde_yaml` (so scalar typing is
-/// `serde_yaml`'s), plus the [`SpanMap`], within the default [`Limits`]. An empty or
-/// comment-only file gives `Value::Null`.
+/// Parses YAML into a `serde_json::Value` using `serde_yaml`, plus the [`SpanMap`], within the
+/// default [`Limits`]. An empty or comment-only file gives `Value::Null`.
+#[cfg(test)]
 pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnostic> {
     parse_yaml_limited(path, text, &Limits::default())
 }
 
 /// [`parse_yaml`] within `limits`.
 ///
-/// Errors are one diagnostic located where the parser stopped: `yaml-syntax`, with a message
-/// written for people who do not read parser output (the parser's own words go in the hint);
-/// `too-deep` past `limits.max_depth`; `yaml-tag` for a tag outside YAML's core schema
-/// (`!!python/object`); `multiple-documents` when a `---` starts a second document (everything
-/// after it would otherwise be silently ignored). A key written twice in one mapping is a
-/// `yaml-syntax` error too (YAML forbids it, and the parser would silently keep the last value).
+/// Errors are one diagnostic located where the parser stopped: `yaml-syntax` (also for an alias
+/// to nothing and a key written twice, which the parser would silently accept), `too-deep` past
+/// `limits.max_depth`, `yaml-tag` for a tag outside YAML's core schema (`!!python/object`),
+/// `multiple-documents` when a `---` starts a second document (everything after it would
+/// otherwise be silently ignored).
 pub fn parse_yaml_limited(
     path: &Path,
     text: &str,
     limits: &Limits,
 ) -> Result<(Value, SpanMap), Diagnostic> {
-    let at = |(line, column): Pos| {
-        Some(Location {
-            file: path.to_path_buf(),
-            line,
-            column,
-        })
-    };
-    let spans = match SpanMap::build(text, limits) {
-        Ok(spans) => spans,
-        Err(Stop::Syntax {
-            problem,
-            context,
-            at: pos,
-        }) => {
-            // "The file ends here" errors point past the last line; the end of the last line,
-            // where the unfinished value is, is what a person needs to see.
-            let (line, column) = match text.lines().last() {
-                Some(last) if pos.0 > text.lines().count() => {
-                    (text.lines().count(), last.chars().count() + 1)
-                }
-                _ => pos,
-            };
-            let raw = match context {
-                Some(c) => format!("{c}: {problem}"),
-                None => problem.clone(),
-            };
-            let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
-            let (friendly, explained) = explain_yaml_error(&problem, line_text);
-            let mut diag = Diagnostic::error(
-                "yaml-syntax",
-                format!("this YAML is not well-formed: {friendly}"),
-            )
-            .at(at((line, column)));
-            if explained {
-                diag = diag.hint(format!("the YAML parser said: {raw}"));
-            }
-            return Err(diag);
-        }
-        Err(Stop::TooDeep { at: pos }) => {
-            return Err(Diagnostic::error(
-                "too-deep",
-                format!(
-                    "lists and mappings are nested more than {} levels deep here",
-                    limits.max_depth
-                ),
-            )
-            .at(at(pos))
-            .hint(
-                "rule files need far less nesting; check for unclosed brackets, or raise \
-                 --max-rule-depth if this is intended",
-            ));
-        }
-        Err(Stop::Tag { tag, at: pos }) => {
-            let shown = tag
-                .strip_prefix("tag:yaml.org,2002:")
-                .map_or_else(|| tag.clone(), |rest| format!("!!{rest}"));
-            return Err(Diagnostic::error(
-                "yaml-tag",
-                format!("the tag '{shown}' is not allowed in a rule file"),
-            )
-            .at(at(pos))
-            .hint("rule files are plain data: remove the tag (only YAML's core tags such as !!str are accepted)"));
-        }
-        Err(Stop::SecondDocument { at: pos }) => {
-            return Err(Diagnostic::error(
-                "multiple-documents",
-                "a second YAML document starts here; a rule file holds one document",
-            )
-            .at(at(pos))
-            .hint(
-                "everything after '---' would be ignored: move it into a file of its own, or \
-                 remove the '---' line",
-            ));
-        }
-    };
+    let at = |pos: Pos| Some(Location::new(path, pos.0, pos.1));
+    let spans =
+        SpanMap::build(text, limits.max_depth).map_err(|stop| refusal(path, text, stop, limits))?;
     let parsed = match serde_yaml::Deserializer::from_str(text).next() {
         None => Ok(Value::Null),
         Some(document) => Value::deserialize(document),
     };
-    let value = match parsed {
-        Ok(value) => value,
+    match parsed {
+        Ok(value) => Ok((value, spans)),
+        // The walk above accepted the text, so the parser did too; what is left is rare (a
+        // number too large for JSON, say): the loader's own words, located where it says.
         Err(err) => {
-            // The parser accepted the text (the walk above saw no syntax error): what is left
-            // is what the loader checks, such as an alias to an anchor that is not defined.
             let pos = err
                 .location()
                 .map_or((1, 1), |loc| (loc.line().max(1), loc.column().max(1)));
-            let raw = strip_positions(&err.to_string());
-            let line_text = text.lines().nth(pos.0.saturating_sub(1)).unwrap_or("");
-            let (friendly, explained) = explain_yaml_error(&raw, line_text);
-            let mut diag = Diagnostic::error(
-                "yaml-syntax",
-                format!("this YAML is not well-formed: {friendly}"),
+            let words = err.to_string();
+            let words = words.split(" at line ").next().unwrap_or(&words);
+            Err(
+                Diagnostic::error("yaml-syntax", format!("this YAML cannot be read: {words}"))
+                    .at(at(pos)),
             )
-            .at(at(pos));
-            if explained {
-                diag = diag.hint(format!("the YAML parser said: {raw}"));
-            }
-            return Err(diag);
         }
-    };
-    if let Some((pointer, pos, (first_line, _))) = spans.duplicates.first() {
-        let key = pointer
-            .rsplit('/')
-            .next()
-            .map(|k| k.replace("~1", "/").replace("~0", "~"))
-            .unwrap_or_default();
-        return Err(Diagnostic::error(
+    }
+}
+
+/// The finding for a walk that stopped.
+fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
+    let at = |pos: Pos| Some(Location::new(path, pos.0, pos.1));
+    match stop {
+        Stop::Syntax {
+            problem,
+            context,
+            at: pos,
+        } => {
+            // A position past the last line (the file ends inside a value) is shown at the end
+            // of the last line, where the unfinished value is.
+            let lines = text.lines().count();
+            let pos = match text.lines().last() {
+                Some(last) if pos.0 > lines => (lines, last.chars().count() + 1),
+                _ => pos,
+            };
+            let said = match context {
+                Some(c) => format!("{c}: {problem}"),
+                None => problem,
+            };
+            Diagnostic::error(
+                "yaml-syntax",
+                format!("this YAML is not well-formed: {}", explain(text, pos)),
+            )
+            .at(at(pos))
+            .hint(format!("the YAML parser said: {said}"))
+        }
+        Stop::TooDeep(pos) => Diagnostic::error(
+            "too-deep",
+            format!(
+                "lists and mappings are nested more than {} levels deep here",
+                limits.max_depth
+            ),
+        )
+        .at(at(pos))
+        .hint(
+            "rule files need far less nesting; check for unclosed brackets, or raise \
+             --max-rule-depth if this is intended",
+        ),
+        Stop::Tag(tag, pos) => {
+            let shown = tag
+                .strip_prefix("tag:yaml.org,2002:")
+                .map_or_else(|| tag.clone(), |rest| format!("!!{rest}"));
+            Diagnostic::error(
+                "yaml-tag",
+                format!("the tag '{shown}' is not allowed in a rule file"),
+            )
+            .at(at(pos))
+            .hint("rule files are plain data: remove the tag (only YAML's core tags such as !!str are accepted)")
+        }
+        Stop::SecondDocument(pos) => Diagnostic::error(
+            "multiple-documents",
+            "a second YAML document starts here; a rule file holds one document",
+        )
+        .at(at(pos))
+        .hint(
+            "everything after '---' would be ignored: move it into a file of its own, or \
+             remove the '---' line",
+        ),
+        Stop::UnknownAlias(name, pos) => Diagnostic::error(
+            "yaml-syntax",
+            format!(
+                "this YAML is not well-formed: the alias '*{name}' refers to an anchor '&{name}' that is not defined before it"
+            ),
+        )
+        .at(at(pos)),
+        Stop::AliasLoop(name, pos) => Diagnostic::error(
+            "yaml-syntax",
+            format!(
+                "this YAML is not well-formed: the alias '*{name}' is inside the value its anchor names, so the value would contain itself"
+            ),
+        )
+        .at(at(pos)),
+        Stop::DuplicateKey(key, pos, first) => Diagnostic::error(
             "yaml-syntax",
             format!(
                 "this YAML is not well-formed: the key '{key}' is written twice in the same \
-                 mapping (first on line {first_line})"
+                 mapping (first on line {})",
+                first.0
             ),
         )
-        .at(at(*pos))
-        .hint("remove one of them, or merge them into one"));
-    }
-    Ok((value, spans))
-}
-
-/// Builds a [`Location`] for a pointer (the value's position, or the nearest located ancestor's)
-/// in this file.
-pub fn locate(path: &Path, spans: &SpanMap, pointer: &str) -> Location {
-    let (line, column) = spans
-        .value(pointer)
-        .unwrap_or_else(|| spans.nearest(pointer));
-    Location {
-        file: path.to_path_buf(),
-        line,
-        column,
+        .at(at(pos))
+        .hint("remove one of them, or merge them into one"),
     }
 }
 
-/// Removes `" at line N column M"` and `" at position N"` from a parser message (the diagnostic
-/// carries the position already).
-fn strip_positions(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(i) = rest.find(" at ") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 4..];
-        let skip = position_len(after);
-        if skip == 0 {
-            out.push_str(" at ");
-        }
-        rest = &after[skip..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The length of a leading `line N column M` or `position N`, or 0.
-fn position_len(s: &str) -> usize {
-    fn digits(s: &str) -> usize {
-        s.bytes().take_while(u8::is_ascii_digit).count()
-    }
-    if let Some(r) = s.strip_prefix("line ") {
-        let n = digits(r);
-        if n > 0
-            && let Some(r2) = r[n..].strip_prefix(" column ")
-        {
-            let m = digits(r2);
-            if m > 0 {
-                return "line ".len() + n + " column ".len() + m;
-            }
-        }
-    } else if let Some(r) = s.strip_prefix("position ") {
-        let n = digits(r);
-        if n > 0 {
-            return "position ".len() + n;
-        }
-    }
-    0
-}
-
-/// A plain-words version of a YAML parser message, and whether it differs from the original.
-/// `line_text` is the line the error points at.
-fn explain_yaml_error(raw: &str, line_text: &str) -> (String, bool) {
+/// What a person needs to know about a syntax error at `pos`, read from the text itself.
+fn explain(text: &str, (line, column): Pos) -> String {
+    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
     let indent: String = line_text
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
-    if indent.contains('\t') || raw.contains("tab character") {
-        return (
-            "a tab is used for indentation; indent with spaces only".into(),
-            true,
-        );
+    if indent.contains('\t') {
+        return "a tab is used for indentation; indent with spaces only".into();
     }
-    const PLAIN: &[(&str, &str)] = &[
-        (
-            "found character that cannot start any token",
-            "a value cannot start with this character; put the value in quotes",
-        ),
-        (
-            "did not find expected key",
-            "this line does not line up with the keys around it; check its indentation",
-        ),
-        (
-            "mapping values are not allowed in this context",
-            "a ':' followed by a space is not allowed here; check the indentation, or put the \
-             value in quotes if it contains ': '",
-        ),
-        (
-            "did not find expected '-' indicator",
-            "a list item ('- ...') was expected at this indentation; check the indentation",
-        ),
-        (
-            "block sequence entries are not allowed in this context",
-            "a list item ('- ...') is not allowed here; check the indentation",
-        ),
-        (
-            "did not find expected ',' or ']'",
-            "a list in [brackets] is not closed with ']' (or an item is missing a comma)",
-        ),
-        (
-            "did not find expected ',' or '}'",
-            "a mapping in {braces} is not closed with '}' (or an item is missing a comma)",
-        ),
-        (
-            "found unexpected end of stream",
-            "the file ends in the middle of a value; a quote or bracket is not closed",
-        ),
-        (
-            "did not find expected node content",
-            "a value is missing here; the file may be cut off, or a bracket is not closed",
-        ),
-        (
-            "could not find expected ':'",
-            "a key is not followed by ':'",
-        ),
-        (
-            "found undefined alias",
-            "an alias (*name) refers to an anchor (&name) that is not defined",
-        ),
-        (
-            "unknown anchor",
-            "an alias (*name) refers to an anchor (&name) that is not defined",
-        ),
-        (
-            "recursion limit exceeded",
-            "values are nested too deeply (or an alias refers to itself)",
-        ),
-        (
-            "found unknown escape character",
-            "a \"double-quoted\" text contains an unknown escape (\\); use 'single quotes' instead",
-        ),
-        (
-            "expected a string key",
-            "a key must be plain text, not a list or a mapping",
-        ),
-        (
-            "found unexpected document indicator",
-            "a line starting with '---' or '...' ends the document here; quote it or indent it",
-        ),
-    ];
-    for (needle, plain) in PLAIN {
-        if raw.contains(needle) {
-            return ((*plain).to_owned(), true);
+    let at_end = line >= text.lines().count() && column > line_text.chars().count();
+    if at_end && unclosed(text) {
+        return "the file ends in the middle of a value; a quote or bracket is not closed".into();
+    }
+    if second_colon(line_text) {
+        return "a ':' followed by a space is not allowed here; check the indentation, or put \
+                the value in quotes if it contains ': '"
+            .into();
+    }
+    if at_end {
+        return "the file ends in the middle of a value".into();
+    }
+    "this line does not fit the structure around it; check its indentation, and that every \
+     bracket and quote is closed"
+        .into()
+}
+
+/// Whether a quote or a bracket opened in `text` is never closed.
+fn unclosed(text: &str) -> bool {
+    let mut depth = 0i64;
+    let mut quote: Option<char> = None;
+    for line in text.lines() {
+        let mut previous = ' ';
+        for c in line.chars() {
+            match (quote, c) {
+                (Some('"'), '"') if previous != '\\' => quote = None,
+                (Some('\''), '\'') => quote = None,
+                (Some(_), _) => {}
+                (None, '#') if previous == ' ' => break,
+                (None, '"' | '\'') if matches!(previous, ' ' | '[' | '{' | ',' | ':') => {
+                    quote = Some(c);
+                }
+                (None, '[' | '{') => depth += 1,
+                (None, ']' | '}') => depth -= 1,
+                _ => {}
+            }
+            previous = c;
+        }
+        if quote == Some('\'') {
+            // Single-quoted scalars may span lines; keep the state.
         }
     }
-    (raw.to_owned(), false)
+    depth > 0 || quote.is_some()
+}
+
+/// Whether a plain value on this line holds a second `: ` (`description: price: how much`).
+fn second_colon(line: &str) -> bool {
+    let body = line.trim_start().trim_start_matches("- ");
+    let Some((_, value)) = body.split_once(": ") else {
+        return false;
+    };
+    let value = value.trim_start();
+    !value.starts_with(['"', '\'', '[', '{', '|', '>']) && value.contains(": ")
+}
+
+/// Builds a [`Location`] for a pointer (the value's span, or the nearest located ancestor's)
+/// in this file.
+pub fn locate(path: &Path, spans: &SpanMap, pointer: &str) -> Location {
+    let span = spans
+        .value_span(pointer)
+        .or_else(|| spans.nearest_span(pointer));
+    span_location(path, span)
+}
+
+/// Builds a [`Location`] for the key of the member at `pointer` (its value's when it has none).
+pub fn locate_key(path: &Path, spans: &SpanMap, pointer: &str) -> Location {
+    match spans.key_span(pointer) {
+        Some(span) => span_location(path, Some(span)),
+        None => locate(path, spans, pointer),
+    }
+}
+
+fn span_location(path: &Path, span: Option<Span>) -> Location {
+    match span {
+        Some(s) => Location::new(path, s.start.0, s.start.1).until(s.end_column),
+        None => Location::new(path, 1, 1),
+    }
 }
 
 #[cfg(test)]
@@ -659,7 +297,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn spans(text: &str) -> SpanMap {
-        SpanMap::build(text, &Limits::default()).expect("well-formed YAML")
+        SpanMap::build(text, 64).expect("well-formed YAML")
     }
 
     fn path() -> PathBuf {

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::Pending;
-use super::request::Request;
 use crate::compile::RuleSet;
 use crate::compile::ruleset::{Cond, SkillIs};
+use crate::contract::Request;
 use crate::text::{self, Hit};
 
 /// What conditions look at: the request, its message normalised once, and the skill as it is

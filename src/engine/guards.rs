@@ -3,7 +3,7 @@
 
 use super::Run;
 use super::eval::Why;
-use super::trace::{Stage, TraceStep};
+use crate::contract::{Stage, TraceStep};
 
 impl Run<'_> {
     pub(super) fn guards(&mut self) {

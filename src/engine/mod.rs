@@ -1,89 +1,26 @@
 //! The pipeline for one message, one file per stage in request order:
 //! [`pre`] (pre-rules; the first that fires settles the message) → [`router`] (the model call
 //! and validation of its answer; skill and search switches taken out) → [`search`] (the web
-//! search detector) → [`guards`] (vetoes) → the [`Decision`] with its [`trace`].
+//! search detector) → [`guards`] (vetoes) → the [`Decision`] with its trace.
 //!
 //! A request borrows one `RuleSet` from start to end, across the model's `await`, so every
 //! stage sees the same version.
 
-pub mod eval;
+pub(crate) mod eval;
 mod guards;
 mod pre;
-pub mod probe;
-pub mod request;
+pub(crate) mod probe;
 mod router;
 mod search;
-pub mod trace;
 
-use std::sync::Arc;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::compile::RuleSet;
+use crate::contract::{
+    Call, Decision, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
+};
 use crate::model::Model;
 use eval::Ctx;
-use request::{Request, RequestError};
-pub use trace::{Stage, TraceStep};
-
-/// How the message is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Words only: the chat model answers.
-    Chat,
-    /// The active skill answers.
-    Skill,
-    /// One or two tool calls.
-    Tool,
-}
-
-/// A tool call that survived the pipeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Call {
-    /// The tool's id.
-    pub tool: Arc<str>,
-    /// Its arguments.
-    pub arguments: Value,
-    /// The user must confirm it with a button (consequential action).
-    pub confirm: bool,
-    /// The line the client shows while the tool works.
-    pub chip: Arc<str>,
-}
-
-/// What to do with the message, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Decision {
-    /// Chat, skill or tool.
-    pub outcome: Outcome,
-    /// The surviving calls, in execution order.
-    pub calls: Vec<Call>,
-    /// The active skill after this message.
-    pub skill: Option<Arc<str>>,
-    /// The badge of that skill.
-    pub skill_badge: Option<Arc<str>>,
-    /// Whether the answer uses web search.
-    pub web_search: bool,
-    /// Whether the router model was asked.
-    pub model_called: bool,
-    /// Every rule that fired or vetoed, in order.
-    pub trace: Vec<TraceStep>,
-    /// The version of the ruleset that decided.
-    pub rules_version: Arc<str>,
-    /// How the model call went, for metrics and logs (not part of the JSON decision).
-    #[serde(skip)]
-    pub model_call: Option<ModelCall>,
-}
-
-/// How long the router model took, and how it failed if it did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ModelCall {
-    /// Time from the call to its answer (or to the timeout).
-    pub latency: std::time::Duration,
-    /// The failure kind (`ModelError::kind`), or a validation failure such as `unknown_tool`.
-    pub error: Option<&'static str>,
-}
 
 /// A call on its way through the pipeline.
 #[derive(Debug, Clone)]
@@ -104,7 +41,7 @@ pub async fn decide(
 }
 
 /// [`decide`], recording in `probe` which word lists the conditions consulted (test coverage).
-pub async fn decide_probed(
+pub(crate) async fn decide_probed(
     rs: &RuleSet,
     req: &Request,
     model: Option<&dyn Model>,

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::eval::Why;
-use super::trace::{Stage, TraceStep};
 use super::{Pending, Run};
 use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
+use crate::contract::{Stage, TraceStep};
 
 impl Run<'_> {
     /// Returns whether a pre-rule settled the message.

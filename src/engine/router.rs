@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::trace::{Stage, TraceStep};
-use super::{ModelCall, Pending, Run};
+use super::{Pending, Run};
+use crate::contract::ModelCall;
+use crate::contract::{Stage, TraceStep};
 use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
 
 impl Run<'_> {

@@ -18,80 +18,29 @@
 
 use std::collections::HashSet;
 
-use crate::compile::SourceFile;
 use crate::compile::ruleset::{ActionDef, Cond, RuleSet};
 use crate::diag::{Diagnostic, Location};
-use crate::rules::RuleFile;
 
 use super::logic::{implies, satisfiable};
 
-/// Every whole-model finding about `rs`, which was compiled from `parsed`.
-pub(crate) fn check(rs: &RuleSet, parsed: &[(SourceFile, RuleFile)]) -> Vec<Diagnostic> {
-    let places = Places::new(parsed);
+/// Every whole-model finding about `rs`. Each compiled definition carries where it is written,
+/// so findings point into the files without reading them again.
+pub(crate) fn check(rs: &RuleSet) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let producible = tools(rs, &places, &mut out);
-    pre_rules(rs, &places, &mut out);
-    search_rules(rs, &places, &mut out);
-    guards(rs, &places, &producible, &mut out);
+    let producible = tools(rs, &mut out);
+    pre_rules(rs, &mut out);
+    search_rules(rs, &mut out);
+    guards(rs, &producible, &mut out);
     out
 }
 
-/// Where each compiled item is written: (file, pointer of the item), in the compiler's order.
-struct Places<'p> {
-    pre_rules: Vec<(&'p SourceFile, String)>,
-    search_rules: Vec<(&'p SourceFile, String)>,
-    search: Option<&'p SourceFile>,
-    guards: Vec<(&'p SourceFile, String, &'p [String])>,
-    tools: Vec<(&'p SourceFile, String)>,
-}
-
-impl<'p> Places<'p> {
-    fn new(parsed: &'p [(SourceFile, RuleFile)]) -> Self {
-        let mut p = Places {
-            pre_rules: Vec::new(),
-            search_rules: Vec::new(),
-            search: None,
-            guards: Vec::new(),
-            tools: Vec::new(),
-        };
-        let mut seen_tools = HashSet::new();
-        for (file, rf) in parsed {
-            for i in 0..rf.pre_rules.len() {
-                p.pre_rules.push((file, format!("/pre_rules/{i}")));
-            }
-            for (i, g) in rf.guards.iter().enumerate() {
-                p.guards.push((file, format!("/guards/{i}"), &g.tools));
-            }
-            for (i, t) in rf.tools.iter().enumerate() {
-                if seen_tools.insert(t.id.as_str()) {
-                    p.tools.push((file, format!("/tools/{i}")));
-                }
-            }
-            if let (None, Some(s)) = (p.search, &rf.search) {
-                p.search = Some(file);
-                for i in 0..s.rules.len() {
-                    p.search_rules.push((file, format!("/search/rules/{i}")));
-                }
-            }
-        }
-        p
-    }
-}
-
-fn at(place: Option<&(&SourceFile, String)>, suffix: &str) -> Option<Location> {
-    place.map(|(f, p)| f.locate(&format!("{p}{suffix}")))
-}
-
 /// `file:line` of a place, for hints that point at a second place.
-fn line_of(place: Option<&(&SourceFile, String)>) -> String {
-    match at(place, "/id") {
-        Some(l) => format!("{}:{}", l.file.display(), l.line),
-        None => "an earlier file".to_owned(),
-    }
+fn line_of(at: &Location) -> String {
+    format!("{}:{}", at.file.display(), at.line)
 }
 
 /// Tools whose `available_when` never holds; returns which tools can be a call at the guards.
-fn tools(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) -> Vec<bool> {
+fn tools(rs: &RuleSet, out: &mut Vec<Diagnostic>) -> Vec<bool> {
     let from_pre: HashSet<usize> = rs
         .pre_rules
         .iter()
@@ -120,7 +69,7 @@ fn tools(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) -> Vec<bool> 
                         tool.id
                     ),
                 )
-                .at(at(places.tools.get(k), "/available_when"))
+                .at(tool.available_when_at.clone())
                 .rule(&*tool.id)
                 .hint("its parts contradict each other; remove the tool, or fix the condition"),
             );
@@ -165,11 +114,10 @@ fn first_match(conds: &[&Cond], dead: &[bool], j: usize) -> Option<Dead> {
     None
 }
 
-fn pre_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
+fn pre_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
     let conds: Vec<&Cond> = rs.pre_rules.iter().map(|r| &r.when).collect();
     let mut dead = vec![false; conds.len()];
     for (j, rule) in rs.pre_rules.iter().enumerate() {
-        let place = places.pre_rules.get(j);
         let found = first_match(&conds, &dead, j);
         dead[j] = found.is_some();
         let d = match found {
@@ -186,7 +134,7 @@ fn pre_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
                 )
                 .hint(format!(
                     "'{other}' is at {}; move '{}' before it, or narrow one of the two conditions",
-                    line_of(places.pre_rules.get(i)),
+                    line_of(&rs.pre_rules[i].at),
                     rule.id
                 ))
             }
@@ -202,16 +150,15 @@ fn pre_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
                 .hint("move it before them, or narrow its condition")
             }
         };
-        out.push(d.at(at(place, "/id")).rule(&*rule.id));
+        out.push(d.at(Some(rule.at.clone())).rule(&*rule.id));
     }
 }
 
-fn search_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
+fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
     let Some(search) = &rs.search else { return };
     let conds: Vec<&Cond> = search.rules.iter().map(|r| &r.when).collect();
     let mut dead = vec![false; conds.len()];
     for (j, rule) in search.rules.iter().enumerate() {
-        let place = places.search_rules.get(j);
         let found = first_match(&conds, &dead, j);
         let off = search.off_when.as_ref();
         let off_always = off.is_some_and(|off| implies(&rule.when, off) == Some(true));
@@ -219,12 +166,10 @@ fn search_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
         let d = match found {
             Some(Dead::Never) => never(&rule.id, "search rule"),
             _ if off_always => {
-                let at_off = places
-                    .search
-                    .map(|f| f.locate("/search/off_when"))
-                    .map_or_else(String::new, |l| {
-                        format!(" (at {}:{})", l.file.display(), l.line)
-                    });
+                let at_off = search
+                    .off_when_at
+                    .as_ref()
+                    .map_or_else(String::new, |l| format!(" (at {})", line_of(l)));
                 Diagnostic::warning(
                     "shadowed-rule",
                     format!(
@@ -248,7 +193,7 @@ fn search_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
                 )
                 .hint(format!(
                     "'{other}' is at {}; remove '{}', or narrow one of the two conditions",
-                    line_of(places.search_rules.get(i)),
+                    line_of(&search.rules[i].at),
                     rule.id
                 ))
             }
@@ -264,27 +209,23 @@ fn search_rules(rs: &RuleSet, places: &Places, out: &mut Vec<Diagnostic>) {
                 .hint("remove it, or narrow its condition")
             }
         };
-        out.push(d.at(at(place, "/id")).rule(&*rule.id));
+        out.push(d.at(Some(rule.at.clone())).rule(&*rule.id));
     }
 }
 
-fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diagnostic>) {
+fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
     for (g, guard) in rs.guards.iter().enumerate() {
-        let place = places.guards.get(g);
         let watched: Vec<usize> = (0..rs.tools.len())
             .filter(|&t| rs.guards_by_tool[t].contains(&g))
             .collect();
         if satisfiable(&guard.drop_when) == Some(false) {
             let d = never(&guard.id, "guard");
-            out.push(
-                d.at(place.map(|(f, p, _)| f.locate(&format!("{p}/id"))))
-                    .rule(&*guard.id),
-            );
+            out.push(d.at(Some(guard.at.clone())).rule(&*guard.id));
             continue;
         }
         // Guards written with `tools:`: each listed tool that never reaches the guards.
-        let listed = place.map_or(&[][..], |(_, _, tools)| *tools);
-        for (j, name) in listed.iter().enumerate() {
+        let listed = &guard.listed;
+        for (name, name_at) in listed {
             let Some(&t) = rs.tool_ids.get(name) else {
                 continue;
             };
@@ -313,7 +254,7 @@ fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diag
                         guard.id
                     ),
                 )
-                .at(place.map(|(f, p, _)| f.locate(&format!("{p}/tools/{j}"))))
+                .at(Some(name_at.clone()))
                 .rule(&*guard.id)
                 .hint(hint),
             );
@@ -330,7 +271,7 @@ fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diag
                         "unreachable-guard",
                         format!("guard '{}' can never fire: no tool can be called", guard.id),
                     )
-                    .at(place.map(|(f, p, _)| f.locate(&format!("{p}/id"))))
+                    .at(Some(guard.at.clone()))
                     .rule(&*guard.id),
                 );
             }
@@ -367,7 +308,6 @@ fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diag
             shadowers.sort_unstable();
             let names = quoted(shadowers.iter().map(|&h| &*rs.guards[h].id));
             let first = shadowers.first().copied().unwrap_or(0);
-            let other = places.guards.get(first).map(|(f, p, _)| (*f, p.clone()));
             let (message, hint) = if shadowers.len() == 1 {
                 (
                     format!(
@@ -376,7 +316,7 @@ fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diag
                     ),
                     format!(
                         "{names} is at {}; remove this guard, or narrow one of the conditions",
-                        line_of(other.as_ref())
+                        line_of(&rs.guards[first].at)
                     ),
                 )
             } else {
@@ -390,7 +330,7 @@ fn guards(rs: &RuleSet, places: &Places, producible: &[bool], out: &mut Vec<Diag
             };
             out.push(
                 Diagnostic::warning("shadowed-rule", message)
-                    .at(place.map(|(f, p, _)| f.locate(&format!("{p}/id"))))
+                    .at(Some(guard.at.clone()))
                     .rule(&*guard.id)
                     .hint(hint),
             );

@@ -15,12 +15,9 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::compile::ruleset::RuleSet;
-use crate::compile::{Loaded, SourceFile};
+use crate::contract::{Decision, Request};
 use crate::diag::Location;
-use crate::engine::Decision;
 use crate::engine::probe::Probe;
-use crate::engine::request::Request;
-use crate::rules::RuleFile;
 use crate::testing::{self, CaseResult, LoadedCase};
 
 /// One thing coverage counts.
@@ -58,52 +55,22 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    /// Nothing exercised yet, for the ruleset `loaded` compiled to.
-    pub fn new(rs: &RuleSet, loaded: &Loaded) -> Self {
-        Self::from_parsed(rs, &loaded.parsed)
-    }
-
-    pub(crate) fn from_parsed(rs: &RuleSet, parsed: &[(SourceFile, RuleFile)]) -> Self {
-        let mut places: HashMap<&str, Location> = HashMap::new();
-        let mut list_places: HashMap<&str, (&SourceFile, usize, usize)> = HashMap::new();
-        for (file, rf) in parsed {
-            for (i, r) in rf.pre_rules.iter().enumerate() {
-                places
-                    .entry(r.id.as_str())
-                    .or_insert_with(|| file.locate(&format!("/pre_rules/{i}/id")));
-            }
-            for (i, g) in rf.guards.iter().enumerate() {
-                places
-                    .entry(g.id.as_str())
-                    .or_insert_with(|| file.locate(&format!("/guards/{i}/id")));
-            }
-            for (i, r) in rf.search.iter().flat_map(|s| s.rules.iter().enumerate()) {
-                places
-                    .entry(r.id.as_str())
-                    .or_insert_with(|| file.locate(&format!("/search/rules/{i}/id")));
-            }
-            for (i, l) in rf.word_lists.iter().enumerate() {
-                list_places
-                    .entry(l.id.as_str())
-                    .or_insert((file, i, l.words.len()));
-            }
-        }
-        let mut rules = Vec::new();
+    /// Nothing exercised yet, for `rs` (whose definitions say where they are written).
+    pub fn new(rs: &RuleSet) -> Self {
         let search = rs.search.iter().flat_map(|s| &s.rules);
-        for (kind, id) in rs
+        let rules: Vec<Item> = rs
             .pre_rules
             .iter()
-            .map(|r| ("pre-rule", &r.id))
-            .chain(search.map(|r| ("search rule", &r.id)))
-            .chain(rs.guards.iter().map(|g| ("guard", &g.id)))
-        {
-            rules.push(Item {
+            .map(|r| ("pre-rule", &r.id, &r.at))
+            .chain(search.map(|r| ("search rule", &r.id, &r.at)))
+            .chain(rs.guards.iter().map(|g| ("guard", &g.id, &g.at)))
+            .map(|(kind, id, at)| Item {
                 kind,
                 name: id.to_string(),
-                location: places.get(&**id).cloned(),
+                location: Some(at.clone()),
                 covered: false,
-            });
-        }
+            })
+            .collect();
         let rule_index = rules
             .iter()
             .enumerate()
@@ -112,33 +79,21 @@ impl Coverage {
         let lists = rs
             .lists
             .iter()
-            .map(|l| {
-                let place = list_places.get(&*l.id).copied();
-                let words = place.map_or(l.entries.len(), |(_, _, n)| n);
-                let entries = l
+            .map(|l| ListCoverage {
+                id: l.id.to_string(),
+                location: Some(l.at.clone()),
+                entries: l
                     .entries
                     .iter()
+                    .zip(&l.entry_at)
                     .enumerate()
-                    .map(|(e, text)| {
-                        let (kind, pointer) = if e < words {
-                            ("word", format!("words/{e}"))
-                        } else {
-                            ("pattern", format!("patterns/{}", e - words))
-                        };
-                        Item {
-                            kind,
-                            name: text.clone(),
-                            location: place
-                                .map(|(f, i, _)| f.locate(&format!("/word_lists/{i}/{pointer}"))),
-                            covered: false,
-                        }
+                    .map(|(e, (text, at))| Item {
+                        kind: if e < l.words { "word" } else { "pattern" },
+                        name: text.clone(),
+                        location: Some(at.clone()),
+                        covered: false,
                     })
-                    .collect();
-                ListCoverage {
-                    id: l.id.to_string(),
-                    location: place.map(|(f, i, _)| f.locate(&format!("/word_lists/{i}/id"))),
-                    entries,
-                }
+                    .collect(),
             })
             .collect();
         Coverage {
@@ -150,7 +105,13 @@ impl Coverage {
 
     /// Records one decision: the rules in its trace, and the entries of the lists `probe` saw
     /// consulted that occur in the request's message.
-    pub fn record(&mut self, rs: &RuleSet, request: &Request, decision: &Decision, probe: &Probe) {
+    pub(crate) fn record(
+        &mut self,
+        rs: &RuleSet,
+        request: &Request,
+        decision: &Decision,
+        probe: &Probe,
+    ) {
         for id in decision.trace.iter().filter_map(|s| s.rule.as_deref()) {
             if let Some(&k) = self.rule_index.get(id) {
                 self.rules[k].covered = true;

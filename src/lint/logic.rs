@@ -22,7 +22,7 @@
 use serde_json::Value;
 
 use crate::compile::ruleset::{Cond, SkillIs};
-use crate::engine::request::GenerationMode;
+use crate::contract::GenerationMode;
 
 /// The most conjunctions a normal form may have before the question is left undecided.
 pub const MAX_TERMS: usize = 4096;

@@ -19,8 +19,8 @@ mod logic;
 use std::path::{Path, PathBuf};
 
 use crate::compile::{self, Loaded};
+use crate::contract::Stage;
 use crate::diag::{Diagnostic, Severity};
-use crate::engine::Stage;
 use crate::testing::{self, CaseResult};
 use coverage::Coverage;
 
@@ -44,6 +44,7 @@ pub struct TestCounts {
 
 /// Everything `lint` found in one directory.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Report {
     /// The rules directory.
     pub dir: PathBuf,
@@ -124,7 +125,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         ruleset,
         diagnostics,
         unusable,
-        parsed,
+        ..
     } = compile::load_dir_with(dir, &options.limits);
     let mut report = Report {
         dir: dir.to_path_buf(),
@@ -136,13 +137,13 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     let Some(rs) = ruleset else {
         return report;
     };
-    report.diagnostics.extend(checks::check(&rs, &parsed));
+    report.diagnostics.extend(checks::check(&rs));
     report.diagnostics.extend(model_check(&rs));
     sort_by_place(&mut report.diagnostics);
 
     let files = testing::test_files(dir);
     let (cases, mut test_findings) = testing::load_cases(&rs, &files);
-    let mut coverage = Coverage::from_parsed(&rs, &parsed);
+    let mut coverage = Coverage::new(&rs);
     let results = coverage::run_cases(&rs, &cases, &mut coverage).await;
     let failed: Vec<&CaseResult> = results.iter().filter(|r| !r.passed()).collect();
     test_findings.extend(failed.iter().map(|r| case_failure(r)));

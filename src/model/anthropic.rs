@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::http::{ApiKey, Endpoint};
 use super::prompt;
 use super::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
-use crate::engine::request::Role;
+use crate::contract::Role;
 
 /// The base URL used when the spec names none.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";

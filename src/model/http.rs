@@ -6,7 +6,7 @@
 //! carries the time left, so a backend used on its own never waits longer than the rules say.
 
 use std::error::Error as _;
-use std::sync::{Arc, Once};
+use std::sync::Once;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -15,42 +15,22 @@ use tokio::time::Instant;
 
 use super::ModelError;
 
-/// An API key. It is sent in a header marked sensitive and never printed: `Debug` shows
-/// `ApiKey(<redacted>)`, and no error message includes it.
-#[derive(Clone)]
-pub struct ApiKey(Arc<str>);
+pub use super::key::ApiKey;
 
 impl ApiKey {
-    /// Wraps a key (surrounding whitespace, such as a key file's final newline, is dropped).
-    pub fn new(key: &str) -> Self {
-        Self(Arc::from(key.trim()))
-    }
-
-    /// Whether the key is empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// A header value holding `prefix` + the key, marked sensitive (hidden from reqwest's and
     /// hyper's own debug output).
     pub(crate) fn header(&self, prefix: &str) -> Result<HeaderValue, ModelError> {
-        let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0)).map_err(|_| {
-            ModelError::Connection("the API key is not a valid header value".into())
-        })?;
+        let mut value =
+            HeaderValue::from_str(&format!("{prefix}{}", self.expose())).map_err(|_| {
+                ModelError::Connection("the API key is not a valid header value".into())
+            })?;
         value.set_sensitive(true);
         Ok(value)
     }
 }
 
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-/// The largest model answer read by default, in bytes: a tool-calling answer is a few
-/// kilobytes; anything near this is a broken or hostile server.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
+pub use super::spec::DEFAULT_MAX_ANSWER_BYTES;
 
 /// A client for one model endpoint.
 #[derive(Debug, Clone)]

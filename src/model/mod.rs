@@ -9,9 +9,13 @@
 //! (Messages API), [`scripted`] (a fixed answer, for tests). [`prompt`] builds what the two HTTP
 //! backends send; [`http`] is their shared transport; [`spec`] turns `--model SPEC` into one.
 
+#[cfg(feature = "http-models")]
 pub mod anthropic;
 pub mod embedded;
-pub mod http;
+#[cfg(feature = "http-models")]
+pub(crate) mod http;
+pub mod key;
+#[cfg(feature = "http-models")]
 pub mod openai;
 pub mod prompt;
 pub mod scripted;
@@ -21,9 +25,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::compile::{RouterDef, RuleSet, SkillDef, ToolDef};
-use crate::engine::request::{Message, Ui};
+use crate::contract::{Message, Ui};
 
-pub use spec::ModelSpec;
+pub use crate::contract::ModelSpec;
 
 /// What the router model sees for one message.
 pub struct RouterInput<'a> {
@@ -150,6 +154,7 @@ pub trait Model: Send + Sync {
     async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError>;
 }
 
+#[cfg(feature = "http-models")]
 /// A tool call's arguments as a backend received them: an object, a JSON string holding an
 /// object (what OpenAI-style servers send, and some Anthropic-compatible ones), or nothing.
 pub(crate) fn call_arguments(tool: &str, raw: Option<&Value>) -> Result<Value, ModelError> {

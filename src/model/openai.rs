@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::http::{ApiKey, Endpoint};
 use super::prompt;
 use super::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
-use crate::engine::request::Role;
+use crate::contract::Role;
 
 /// The base URL used when the spec names none.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -21,6 +21,11 @@ pub struct OpenAiModel {
     name: String,
     model: String,
     endpoint: Endpoint,
+    /// The name of the answer-length limit in the request: OpenAI's current API takes
+    /// `max_completion_tokens` (and refuses `max_tokens` for its reasoning models); the servers
+    /// that speak its protocol at a base URL (vLLM, llama.cpp, Ollama, LiteLLM) all know
+    /// `max_tokens`, and some only that.
+    tokens_field: &'static str,
 }
 
 impl OpenAiModel {
@@ -39,6 +44,11 @@ impl OpenAiModel {
             name: format!("openai:{model}"),
             model: model.to_owned(),
             endpoint: Endpoint::new(format!("{base}/chat/completions"), headers)?,
+            tokens_field: if base_url.is_none() {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            },
         })
     }
 
@@ -83,8 +93,8 @@ impl OpenAiModel {
             "model": self.model,
             "messages": messages,
             "temperature": prompt::temperature(r.temperature),
-            "max_tokens": r.max_tokens,
         });
+        body[self.tokens_field] = json!(r.max_tokens);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
             body["tool_choice"] = json!("auto");

@@ -4,148 +4,20 @@
 //! `anthropic:MODEL[@BASE_URL]`, `script:FILE`. Keys come from `OPENAI_API_KEY` /
 //! `ANTHROPIC_API_KEY`, or from a key file; they are never printed.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 
 use super::Model;
+#[cfg(feature = "http-models")]
 use super::anthropic::AnthropicModel;
 use super::embedded::EmbeddedModel;
-use super::http::ApiKey;
+use super::key::ApiKey;
+#[cfg(feature = "http-models")]
 use super::openai::OpenAiModel;
 use super::scripted::ScriptedModel;
 use crate::compile::RouterDef;
+pub use crate::contract::{ModelSpec, SpecError};
 use crate::rules::testcase::ModelScript;
-
-/// Which router model to use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelSpec {
-    /// Rules only: the router is never called.
-    None,
-    /// The offline classifier over the rules' examples.
-    Embedded,
-    /// An OpenAI-compatible Chat Completions endpoint.
-    OpenAi {
-        /// The model name, as the server knows it.
-        model: String,
-        /// The base URL (ending in `/v1` for most servers); `None`: OpenAI's.
-        base_url: Option<String>,
-    },
-    /// Anthropic's Messages API.
-    Anthropic {
-        /// The model name.
-        model: String,
-        /// The base URL (without `/v1`); `None`: Anthropic's.
-        base_url: Option<String>,
-    },
-    /// Answers from a script file (a test case's `model:` section, in YAML or JSON).
-    Script(PathBuf),
-}
-
-/// Why a model spec cannot be used.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SpecError {
-    /// Not one of the known forms.
-    #[error(
-        "unknown model '{0}'; expected none, embedded, script:FILE, openai:MODEL[@BASE_URL] or anthropic:MODEL[@BASE_URL]"
-    )]
-    Unknown(String),
-    /// `openai:` or `anthropic:` without a model name.
-    #[error("model '{0}' names no model; write e.g. openai:gpt-4o-mini")]
-    MissingModel(String),
-    /// A base URL that is not http(s).
-    #[error("model '{0}': the base URL must start with http:// or https://")]
-    BadUrl(String),
-    /// A hosted API without a key.
-    #[error("model '{spec}' needs an API key: set {var} or pass --model-key-file")]
-    MissingKey {
-        /// The spec.
-        spec: String,
-        /// The environment variable read.
-        var: &'static str,
-    },
-    /// The key file could not be read, or is empty.
-    #[error("cannot use the key file {path}: {reason}")]
-    KeyFile {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// The script file could not be read or parsed.
-    #[error("{0}")]
-    Script(String),
-    /// The HTTP client could not be set up.
-    #[error("{0}")]
-    Client(String),
-}
-
-impl FromStr for ModelSpec {
-    type Err = SpecError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let s = s.trim();
-        match s {
-            "none" => return Ok(ModelSpec::None),
-            "embedded" => return Ok(ModelSpec::Embedded),
-            _ => {}
-        }
-        let Some((kind, rest)) = s.split_once(':') else {
-            return Err(SpecError::Unknown(s.to_owned()));
-        };
-        match kind {
-            "script" if !rest.is_empty() => Ok(ModelSpec::Script(rest.into())),
-            "openai" | "anthropic" => {
-                // Model names may hold ':' (llama3.1:8b) or '@' (a dated version), so the base
-                // URL starts at the last '@' that is followed by a scheme.
-                let (model, base_url) = match rest.rfind("@http") {
-                    Some(at) => (&rest[..at], Some(&rest[at + 1..])),
-                    None => (rest, None),
-                };
-                if model.is_empty() {
-                    return Err(SpecError::MissingModel(s.to_owned()));
-                }
-                if let Some(url) = base_url
-                    && !(url.starts_with("http://") || url.starts_with("https://"))
-                {
-                    return Err(SpecError::BadUrl(s.to_owned()));
-                }
-                let model = model.to_owned();
-                let base_url = base_url.map(str::to_owned);
-                Ok(if kind == "openai" {
-                    ModelSpec::OpenAi { model, base_url }
-                } else {
-                    ModelSpec::Anthropic { model, base_url }
-                })
-            }
-            _ => Err(SpecError::Unknown(s.to_owned())),
-        }
-    }
-}
-
-impl fmt::Display for ModelSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelSpec::None => f.write_str("none"),
-            ModelSpec::Embedded => f.write_str("embedded"),
-            ModelSpec::OpenAi { model, base_url } | ModelSpec::Anthropic { model, base_url } => {
-                let kind = if matches!(self, ModelSpec::OpenAi { .. }) {
-                    "openai"
-                } else {
-                    "anthropic"
-                };
-                write!(f, "{kind}:{model}")?;
-                match base_url {
-                    Some(url) => write!(f, "@{url}"),
-                    None => Ok(()),
-                }
-            }
-            ModelSpec::Script(path) => write!(f, "script:{}", path.display()),
-        }
-    }
-}
 
 /// Where an HTTP backend's API key comes from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -187,6 +59,10 @@ impl KeySource {
     }
 }
 
+/// The largest model answer read by default, in bytes: a tool-calling answer is a few
+/// kilobytes; anything near this is a broken or hostile server.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
+
 /// How backends are built: where keys come from, and the largest answer read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildOptions {
@@ -200,7 +76,7 @@ impl Default for BuildOptions {
     fn default() -> Self {
         Self {
             keys: KeySource::Env,
-            max_answer_bytes: super::http::DEFAULT_MAX_ANSWER_BYTES,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 }
@@ -264,6 +140,7 @@ impl ModelSpec {
         let model: Arc<dyn Model> = match self {
             ModelSpec::None => return Ok(None),
             ModelSpec::Embedded => Arc::new(EmbeddedModel::new()),
+            #[cfg(feature = "http-models")]
             ModelSpec::OpenAi { model, base_url } => {
                 let key = self.key(keys, "OPENAI_API_KEY", base_url.is_none())?;
                 Arc::new(
@@ -272,6 +149,7 @@ impl ModelSpec {
                         .with_max_answer_bytes(max),
                 )
             }
+            #[cfg(feature = "http-models")]
             ModelSpec::Anthropic { model, base_url } => {
                 let key = self.key(keys, "ANTHROPIC_API_KEY", base_url.is_none())?;
                 Arc::new(
@@ -279,6 +157,13 @@ impl ModelSpec {
                         .map_err(SpecError::Client)?
                         .with_max_answer_bytes(max),
                 )
+            }
+            #[cfg(not(feature = "http-models"))]
+            ModelSpec::OpenAi { .. } | ModelSpec::Anthropic { .. } => {
+                let _ = (keys, max);
+                return Err(SpecError::Client(format!(
+                    "model '{self}' needs the HTTP backends, and this build has none (the http-models feature is off)"
+                )));
             }
             ModelSpec::Script(path) => {
                 let script = Self::script(path)?;

@@ -5,6 +5,7 @@
 //! A rules directory holds several YAML files; each may carry any of the sections below, and the
 //! loader merges them into one model (lists are concatenated, `router` and `search` may appear once).
 
+pub mod schema;
 pub mod testcase;
 
 use schemars::JsonSchema;

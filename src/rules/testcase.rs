@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::request::Request;
+use crate::contract::Request;
 
 /// A file of rule test cases.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -71,7 +71,7 @@ fn empty_object() -> Value {
 pub struct Expect {
     /// `chat`, `skill` or `tool`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<crate::engine::Outcome>,
+    pub outcome: Option<crate::contract::Outcome>,
     /// Tool ids of the surviving calls, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,

@@ -7,7 +7,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::engine::{Decision, Outcome, Stage};
+use crate::contract::{Decision, Outcome, Stage};
 use crate::reload::ReloadReport;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

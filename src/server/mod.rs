@@ -20,9 +20,11 @@ use axum::{Json, Router};
 use serde_json::json;
 use subtle::ConstantTimeEq;
 
-use crate::engine::{self, request::Request};
+use crate::contract::ModelSpec;
+use crate::contract::Request;
+use crate::engine;
 use crate::model::Model;
-use crate::model::spec::{BuildOptions, ModelSpec};
+use crate::model::spec::BuildOptions;
 use crate::reload::{LiveRules, Trigger};
 pub use metrics::Metrics;
 
@@ -403,9 +405,10 @@ async fn ready(State(state): State<Arc<AppState>>) -> Response {
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     (
+        // The encoder writes the OpenMetrics text format (it ends with `# EOF`).
         [(
             header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
         state.metrics.render(state.rules.watcher_health().up),
     )

@@ -174,6 +174,22 @@ async fn every_endpoint_answers() {
 
     let (status, metrics) = s.get("/metrics").await;
     assert_eq!(status, 200);
+    // What the encoder writes (OpenMetrics, ending in `# EOF`), and says so.
+    assert!(metrics.trim_end().ends_with("# EOF"), "{metrics}");
+    let content_type = s
+        .client
+        .get(format!("{}/metrics", s.base))
+        .send()
+        .await
+        .expect("metrics")
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
     for needle in [
         r#"turnout_decisions_total{outcome="tool"} 1"#,
         r#"turnout_rule_fired_total{rule="ping-rule"} 1"#,

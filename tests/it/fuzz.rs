@@ -8,7 +8,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use turnout::engine::{self, request::Request};
+use turnout::contract::Request;
+use turnout::engine;
 use turnout::model::RawCall;
 use turnout::model::scripted::ScriptedModel;
 

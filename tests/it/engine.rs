@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use turnout::compile::{Loaded, RuleSet, load_texts};
-use turnout::engine::{self, Decision, Outcome, Stage, request::Request};
+use turnout::contract::{Decision, Outcome, Request, Stage};
+use turnout::engine;
 use turnout::model::scripted::ScriptedModel;
 use turnout::model::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
 
@@ -392,12 +393,20 @@ async fn identical_successful_calls_are_not_repeated() {
 #[test]
 fn bad_requests_are_refused() {
     let rs = ruleset();
-    for bad in [
-        json!({"messages": []}),
-        json!({"messages": [{"role": "user", "content": "   "}]}),
-        json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+    for (bad, why) in [
+        (json!({"messages": []}), "at least one message"),
+        (
+            json!({"messages": [{"role": "user", "content": "   "}]}),
+            "empty",
+        ),
+        (
+            json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+            "role 'user'",
+        ),
     ] {
-        assert!(engine::decide_without_model(&rs, &req(bad)).is_err());
+        let e = engine::decide_without_model(&rs, &req(bad.clone())).expect_err("refused");
+        assert_eq!(e.field(), "messages", "{bad}");
+        assert!(e.to_string().contains(why), "{bad}: {e}");
     }
 }
 

@@ -1,77 +1,20 @@
-//! The JSON Schemas of rule files and rule test files, and checking a parsed file against them
-//! with messages a product manager can act on.
-//!
-//! The schemas are generated from the serde types in [`crate::rules`] (schemars, draft 2020-12)
-//! and committed under `schemas/` so editors can offer completion and tooltips; the test
-//! `committed_schemas_are_current` keeps the committed copies in step with the types.
+//! Checking a parsed file against its JSON Schema (generated in [`crate::rules::schema`]) with
+//! messages a product manager can act on.
 //!
 //! [`SchemaCheck::check`] turns `jsonschema` errors into [`Diagnostic`]s located with the
 //! [`SpanMap`]. Externally tagged enums (a `Condition` is a one-key mapping such as
 //! `mentions: greetings`) are explained as such — "unknown condition 'mention'" — rather than as
 //! the nineteen ways the value failed the schema's `oneOf`.
 
-use std::cell::Cell;
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
-use serde::Deserialize;
 use serde_json::Value;
 
-use crate::compile::source::{SpanMap, escape};
+use crate::compile::source::{self, SpanMap, escape};
 use crate::diag::{Diagnostic, Location};
-
-/// The committed rule file schema, under `schemas/`.
-pub const RULES_SCHEMA_FILE: &str = "rules.schema.json";
-/// The committed rule test file schema, under `schemas/`.
-pub const TESTS_SCHEMA_FILE: &str = "tests.schema.json";
-
-/// JSON Schema of rule files, generated from [`crate::rules::RuleFile`] (draft 2020-12).
-pub fn rules_schema() -> Value {
-    generate::<crate::rules::RuleFile>("urn:turnout:schema:rules")
-}
-
-/// JSON Schema of rule test files, generated from [`crate::rules::testcase::TestFile`].
-pub fn tests_schema() -> Value {
-    generate::<crate::rules::testcase::TestFile>("urn:turnout:schema:tests")
-}
-
-fn generate<T: JsonSchema>(id: &str) -> Value {
-    let schema = SchemaSettings::draft2020_12()
-        .into_generator()
-        .into_root_schema_for::<T>();
-    let mut value = schema.to_value();
-    if let Value::Object(map) = &mut value {
-        map.insert("$id".into(), Value::String(id.into()));
-    }
-    value
-}
-
-/// A schema as committed: pretty-printed JSON with a trailing newline.
-pub fn schema_text(schema: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// Writes both schemas into `dir` (normally the crate's `schemas/`); returns the files written.
-pub fn write_schemas(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let mut written = Vec::new();
-    for (file, schema) in [
-        (RULES_SCHEMA_FILE, rules_schema()),
-        (TESTS_SCHEMA_FILE, tests_schema()),
-    ] {
-        let path = dir.join(file);
-        std::fs::write(&path, schema_text(&schema))?;
-        written.push(path);
-    }
-    Ok(written)
-}
+use crate::rules::schema;
 
 /// A compiled schema, built once and used for every file of its kind.
 pub struct SchemaCheck {
@@ -85,24 +28,19 @@ impl SchemaCheck {
     /// The checker for rule files, built on first use (every reload uses the same one).
     pub fn rules() -> &'static SchemaCheck {
         static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
-        CHECK.get_or_init(|| Self::new(rules_schema(), "rule file"))
+        CHECK.get_or_init(|| Self::new(schema::rules_schema(), "rule file"))
     }
 
     /// The checker for rule test files, built on first use.
     pub fn tests() -> &'static SchemaCheck {
         static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
-        CHECK.get_or_init(|| Self::new(tests_schema(), "test file"))
+        CHECK.get_or_init(|| Self::new(schema::tests_schema(), "test file"))
     }
 
     /// The checker for router model scripts (`script:FILE`), built on first use.
     pub fn script() -> &'static SchemaCheck {
         static CHECK: std::sync::OnceLock<SchemaCheck> = std::sync::OnceLock::new();
-        CHECK.get_or_init(|| {
-            Self::new(
-                generate::<crate::rules::testcase::ModelScript>("urn:turnout:schema:script"),
-                "model script",
-            )
-        })
+        CHECK.get_or_init(|| Self::new(schema::script_schema(), "model script"))
     }
 
     fn new(schema: Value, what: &'static str) -> SchemaCheck {
@@ -136,11 +74,7 @@ impl SchemaCheck {
                 [one] => format!("a {} needs '{one}'", self.what),
                 _ => format!("a {} needs at least one of: {}", self.what, keys.join(", ")),
             };
-            let at = Location {
-                file: path.to_path_buf(),
-                line: 1,
-                column: 1,
-            };
+            let at = Location::new(path.to_path_buf(), 1, 1);
             return vec![
                 Diagnostic::error("empty-file", "the file is empty")
                     .at(Some(at))
@@ -306,10 +240,7 @@ impl<'a> Explain<'a> {
                     "word list '{}' has no words and no patterns",
                     self.list_id(inst)
                 );
-                let at = self
-                    .spans
-                    .value(&format!("{inst}/id"))
-                    .unwrap_or(self.value_at(inst));
+                let at = self.value_at(&format!("{inst}/id"));
                 self.push("empty-list", message, at, None, inst);
                 true
             }
@@ -319,7 +250,7 @@ impl<'a> Explain<'a> {
             }
             ValidationErrorKind::Pattern { .. } if inst == "/router/model" => {
                 let written = self.instance(inst).as_str().unwrap_or_default();
-                let message = match written.parse::<crate::model::ModelSpec>() {
+                let message = match written.parse::<crate::contract::ModelSpec>() {
                     Err(e) => e.to_string(),
                     Ok(_) => format!("'{written}' is not a router model"),
                 };
@@ -362,10 +293,7 @@ impl<'a> Explain<'a> {
             let message = format!(
                 "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
             );
-            let at = self
-                .spans
-                .key(&member)
-                .unwrap_or_else(|| self.value_at(&member));
+            let at = self.key_at(&member, &member);
             self.push("bad-fold", message, at, None, &member);
         }
     }
@@ -384,10 +312,7 @@ impl<'a> Explain<'a> {
             hint.push_str(&format!("allowed keys: {}", allowed.join(", ")));
         }
         let member = format!("{inst}/{}", escape(key));
-        let at = self
-            .spans
-            .key(&member)
-            .unwrap_or_else(|| self.spans.nearest(inst));
+        let at = self.key_at(&member, inst);
         let hint = (!hint.is_empty()).then(|| hint.trim_end().to_owned());
         self.push("unknown-key", message, at, hint, inst);
     }
@@ -520,10 +445,7 @@ impl<'a> Explain<'a> {
                     let hint = did_you_mean(key, names.iter().map(String::as_str))
                         .map(|c| format!("did you mean '{c}'?"));
                     let member = format!("{inst}/{}", escape(key));
-                    let at = self
-                        .spans
-                        .key(&member)
-                        .unwrap_or_else(|| self.value_at(inst));
+                    let at = self.key_at(&member, inst);
                     self.push("unknown-key", message, at, hint, inst);
                 }
                 match known.as_slice() {
@@ -615,15 +537,11 @@ impl<'a> Explain<'a> {
         &mut self,
         code: &'static str,
         message: String,
-        (line, column): (usize, usize),
+        at: Location,
         hint: Option<String>,
         inst: &str,
     ) {
-        let mut d = Diagnostic::error(code, message).at(Some(Location {
-            file: self.path.to_path_buf(),
-            line,
-            column,
-        }));
+        let mut d = Diagnostic::error(code, message).at(Some(at));
         if let Some(hint) = hint {
             d = d.hint(hint);
         }
@@ -652,10 +570,18 @@ impl<'a> Explain<'a> {
         }
     }
 
-    fn value_at(&self, inst: &str) -> (usize, usize) {
-        self.spans
-            .value(inst)
-            .unwrap_or_else(|| self.spans.nearest(inst))
+    /// The value at `inst` (or its nearest located ancestor), as a span.
+    fn value_at(&self, inst: &str) -> Location {
+        source::locate(self.path, self.spans, inst)
+    }
+
+    /// The key of `member`, else the value at `fallback`.
+    fn key_at(&self, member: &str, fallback: &str) -> Location {
+        if self.spans.key(member).is_some() {
+            source::locate_key(self.path, self.spans, member)
+        } else {
+            self.value_at(fallback)
+        }
     }
 
     fn instance(&self, inst: &str) -> &'a Value {
@@ -742,41 +668,13 @@ impl<'a> Explain<'a> {
         }
     }
 
-    /// The keys an object schema allows, in the order the Rust type declares them.
+    /// The keys an object may have, in declaration order (the schema keeps it).
     fn allowed_keys(&self, object: &str) -> Vec<String> {
-        let Some(properties) = self
-            .node(object)
+        self.node(object)
             .and_then(|n| n.get("properties"))
             .and_then(Value::as_object)
-        else {
-            return Vec::new();
-        };
-        let mut keys: Vec<String> = Vec::new();
-        let order = def_name(object)
-            .or_else(|| {
-                // The root object: its title is not its type name, so use the root's order.
-                object.is_empty().then(|| self.root_name())
-            })
-            .and_then(|name| field_orders().get(name.as_str()).copied());
-        for field in order.unwrap_or_default() {
-            if properties.contains_key(*field) {
-                keys.push((*field).to_owned());
-            }
-        }
-        for key in properties.keys() {
-            if !keys.contains(key) {
-                keys.push(key.clone());
-            }
-        }
-        keys
-    }
-
-    fn root_name(&self) -> String {
-        if self.what == "test file" {
-            "TestFile".to_owned()
-        } else {
-            "RuleFile".to_owned()
-        }
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -974,553 +872,5 @@ fn did_you_mean<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -
         .map(|(_, c)| c)
 }
 
-/// The declared field order of the schema's object types, keyed by type name, so "allowed keys"
-/// read in the order of the docs (the schema's `properties` come out alphabetical). Types not
-/// listed here fall back to alphabetical order.
-fn field_orders() -> &'static HashMap<&'static str, &'static [&'static str]> {
-    static ORDERS: OnceLock<HashMap<&'static str, &'static [&'static str]>> = OnceLock::new();
-    ORDERS.get_or_init(|| {
-        use crate::engine::request as rq;
-        use crate::rules as r;
-        use crate::rules::testcase as t;
-        [
-            fields_of::<r::RuleFile>(),
-            fields_of::<r::Matching>(),
-            fields_of::<r::Integration>(),
-            fields_of::<r::Tool>(),
-            fields_of::<r::Skill>(),
-            fields_of::<r::WordList>(),
-            fields_of::<r::PreRule>(),
-            fields_of::<r::CallTemplate>(),
-            fields_of::<r::Router>(),
-            fields_of::<r::Note>(),
-            fields_of::<r::Search>(),
-            fields_of::<r::SearchRule>(),
-            fields_of::<r::Guard>(),
-            fields_of::<r::AttachmentMatch>(),
-            fields_of::<r::ArgumentMatch>(),
-            fields_of::<t::TestFile>(),
-            fields_of::<t::Case>(),
-            fields_of::<t::ModelScript>(),
-            fields_of::<t::ScriptedCall>(),
-            fields_of::<t::Expect>(),
-            fields_of::<rq::Request>(),
-            fields_of::<rq::Message>(),
-            fields_of::<rq::Ui>(),
-            fields_of::<rq::OpenFile>(),
-            fields_of::<rq::Attachment>(),
-            fields_of::<rq::RecentCall>(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
-    })
-}
-
-type Fields = (&'static str, &'static [&'static str]);
-
-/// A struct's serde name and field names in declaration order, read from what its derived
-/// `Deserialize` passes to `deserialize_struct`.
-fn fields_of<T: for<'de> Deserialize<'de>>() -> Option<Fields> {
-    struct Probe<'a>(&'a Cell<Option<Fields>>);
-
-    impl<'de> serde::Deserializer<'de> for Probe<'_> {
-        type Error = serde::de::value::Error;
-
-        fn deserialize_any<V: serde::de::Visitor<'de>>(
-            self,
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            Err(serde::de::Error::custom("probe"))
-        }
-
-        fn deserialize_struct<V: serde::de::Visitor<'de>>(
-            self,
-            name: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0.set(Some((name, fields)));
-            Err(serde::de::Error::custom("probe"))
-        }
-
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-            identifier ignored_any
-        }
-    }
-
-    let seen = Cell::new(None);
-    let _ = T::deserialize(Probe(&seen));
-    seen.get()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::compile::source::parse_yaml;
-    use std::path::PathBuf;
-
-    fn rules_check(text: &str) -> Vec<Diagnostic> {
-        let path = PathBuf::from("rules/r.yaml");
-        let (value, spans) = parse_yaml(&path, text).expect("well-formed YAML");
-        SchemaCheck::rules().check(&path, &value, &spans)
-    }
-
-    fn tests_check(text: &str) -> Vec<Diagnostic> {
-        let path = PathBuf::from("rules/tests/t.yaml");
-        let (value, spans) = parse_yaml(&path, text).expect("well-formed YAML");
-        SchemaCheck::tests().check(&path, &value, &spans)
-    }
-
-    fn only(diags: &[Diagnostic]) -> &Diagnostic {
-        assert_eq!(diags.len(), 1, "expected one diagnostic, got: {diags:#?}");
-        &diags[0]
-    }
-
-    fn at(d: &Diagnostic) -> (usize, usize) {
-        let loc = d.location.as_ref().expect("located");
-        (loc.line, loc.column)
-    }
-
-    const VALID_RULES: &str = "\
-# yaml-language-server: $schema=../schemas/rules.schema.json
-tools:
-  - id: lookup
-    description: Searches the web.
-    chip: Searching…
-  - id: send_mail
-    description: Sends a letter.
-    chip: Sending…
-    confirm: true
-    available_when: {integration: google}
-    arguments:
-      type: object
-      properties: {to: {type: string}}
-    examples: [write to Ann]
-skills:
-  - {id: interview, description: Asks questions., badge: Interview, auto: true}
-word_lists:
-  - id: greetings
-    description: Hello words.
-    words: [hello, good morning]
-    patterns: ['\\bhi\\b']
-pre_rules:
-  - id: keep-skill
-    description: Stay in the skill.
-    when: {all: [{skill_active: true}, {not: {longer_than: 200}}, {skill_active: interview}]}
-    then: {skill: active}
-  - id: mail
-    description: Mail.
-    when:
-      any:
-        - attachment: {kind: photo, face: false}
-        - generation_mode: any
-        - ui_mode: mail
-    then:
-      calls:
-        - tool: send_mail
-          arguments: {to: '{message}'}
-router:
-  history: 6
-  temperature: 0
-  max_tokens: 500
-  timeout_ms: 15000
-  max_calls: 2
-  skill_tool: mode_switch
-  skill_argument: skill
-  leave_skill_value: none
-  instructions: [{id: ambiguity, description: d, text: t}]
-  notes: [{id: n1, description: d, text: t}]
-search:
-  tool: lookup
-  off_when: {generation_mode: image}
-  rules: [{id: prices, description: d, when: {mentions: greetings}}]
-guards:
-  - id: no-repeat
-    description: Do not send twice.
-    tools: [send_mail]
-    drop_when:
-      any:
-        - repeats_successful_call: true
-        - argument: {name: to, one_of: [a, 1, null]}
-        - argument_in_message: to
-        - shorter_than: 3
-        - {assistant_asked: false}
-        - {draft_shown: true}
-        - {file_open: true}
-        - {open_file_named: false}
-        - {search_toggle: true}
-";
-
-    #[test]
-    fn committed_schemas_are_current() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-        if std::env::var_os("TURNOUT_WRITE_SCHEMAS").is_some() {
-            write_schemas(&dir).expect("write schemas");
-        }
-        for (file, generated) in [
-            (RULES_SCHEMA_FILE, rules_schema()),
-            (TESTS_SCHEMA_FILE, tests_schema()),
-        ] {
-            let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-            let committed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            assert!(
-                committed == generated,
-                "schemas/{file} is out of date with the types in src/rules: regenerate it with \
-                 `cargo run -- schema --write schemas` (or `TURNOUT_WRITE_SCHEMAS=1 cargo test \
-                 --lib committed_schemas_are_current`) and commit the result"
-            );
-        }
-    }
-
-    #[test]
-    fn schemas_are_identified_draft_2020_12() {
-        for (schema, id, title) in [
-            (
-                rules_schema(),
-                "urn:turnout:schema:rules",
-                "turnout rule file",
-            ),
-            (
-                tests_schema(),
-                "urn:turnout:schema:tests",
-                "turnout rule test file",
-            ),
-        ] {
-            assert_eq!(
-                schema["$schema"],
-                "https://json-schema.org/draft/2020-12/schema"
-            );
-            assert_eq!(schema["$id"], id);
-            assert_eq!(schema["title"], title);
-            assert!(schema["$defs"].is_object());
-            assert!(jsonschema::meta::is_valid(&schema));
-            assert!(schema_text(&schema).ends_with("}\n"));
-        }
-    }
-
-    #[test]
-    fn a_complete_rule_file_passes_and_deserializes() {
-        let diags = rules_check(VALID_RULES);
-        assert!(diags.is_empty(), "{diags:#?}");
-        let (value, _) = parse_yaml(Path::new("r.yaml"), VALID_RULES).expect("yaml");
-        let file: crate::rules::RuleFile = serde_json::from_value(value).expect("serde agrees");
-        assert_eq!(file.guards.len(), 1);
-    }
-
-    #[test]
-    fn a_complete_test_file_passes_and_deserializes() {
-        let text = "\
-cases:
-  - name: greets
-    behaviours: [B1]
-    request:
-      messages:
-        - {role: assistant, content: Hi?}
-        - {role: user, content: hello}
-      skill: null
-      draft_shown: true
-      ui: {mode: mail, open_file: {name: a.txt}, tab: inbox}
-      generation_mode: image
-      attachments: [{kind: photo, face: true}]
-      integrations: [google]
-      recent_calls: [{tool: send_mail, arguments: {to: a}, ok: true}]
-    model: {calls: [{tool: lookup, arguments: {q: x}}]}
-    expect:
-      outcome: tool
-      tools: [lookup]
-      skill: null
-      model_called: true
-      confirm: []
-      fired: [a]
-      not_fired: [b]
-      arguments: [{q: x}]
-  - name: model fails
-    request: {messages: [{role: user, content: x}]}
-    model: {error: http_503}
-    expect: {outcome: chat}
-";
-        let diags = tests_check(text);
-        assert!(diags.is_empty(), "{diags:#?}");
-        let (value, _) = parse_yaml(Path::new("t.yaml"), text).expect("yaml");
-        let file: crate::rules::testcase::TestFile =
-            serde_json::from_value(value).expect("serde agrees");
-        assert_eq!(file.cases.len(), 2);
-    }
-
-    /// The YAML files in the repository that point editors at these schemas must pass them.
-    #[test]
-    fn repository_files_pass_their_schema() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        for (dir, check, marker) in [
-            (
-                "rules",
-                SchemaCheck::rules(),
-                "$schema=../schemas/rules.schema.json",
-            ),
-            (
-                "rules/tests",
-                SchemaCheck::tests(),
-                "$schema=../../schemas/tests.schema.json",
-            ),
-        ] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                if !text.contains(marker) {
-                    continue;
-                }
-                let (value, spans) = parse_yaml(&path, &text).expect("well-formed YAML");
-                let diags = check.check(&path, &value, &spans);
-                assert!(
-                    diags.is_empty(),
-                    "{}",
-                    diags.iter().map(|d| format!("{d}\n")).collect::<String>()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn unknown_key_is_located_at_the_key_with_did_you_mean() {
-        let text = "guards:\n  - id: g\n    description: d\n    drop_whn: {mentions: x}\n";
-        let diags = rules_check(text);
-        // One mistake, one finding: 'drop_when' is missing because it is misspelt.
-        assert_eq!(diags.len(), 1, "{diags:#?}");
-        let d = diags
-            .iter()
-            .find(|d| d.code == "unknown-key")
-            .expect("unknown key");
-        assert_eq!(d.message, "unknown key 'drop_whn' in guard");
-        assert_eq!(
-            d.hint.as_deref(),
-            Some("did you mean 'drop_when'? allowed keys: id, description, tools, drop_when")
-        );
-        assert_eq!(d.rule.as_deref(), Some("g"));
-        assert_eq!(at(d), (4, 5));
-        // A misspelling of something else leaves the missing key reported.
-        let text = "guards:\n  - id: g\n    description: d\n    tool: [x]\n";
-        let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
-        assert_eq!(codes, ["missing-key", "unknown-key"]);
-        let text = "guards:\n  - id: g\n    description: d\n    whatever: 1\n";
-        let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
-        assert_eq!(codes, ["missing-key", "unknown-key"]);
-
-        let d = only(&rules_check("guardz: []\n")).clone();
-        assert_eq!(
-            d.message,
-            "unknown key 'guardz' at the top level of the rule file"
-        );
-        assert!(
-            d.hint
-                .as_deref()
-                .unwrap_or("")
-                .starts_with("did you mean 'guards'?")
-        );
-
-        // Nothing close: no did-you-mean, only the list.
-        let d = only(&rules_check("zzzzzz: 1\n")).clone();
-        assert!(
-            d.hint
-                .as_deref()
-                .unwrap_or("")
-                .starts_with("allowed keys: tools, skills")
-        );
-    }
-
-    #[test]
-    fn missing_key_is_located_at_the_mapping() {
-        let text = "guards:\n  - id: g\n    drop_when: {file_open: true}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "missing-key");
-        assert_eq!(d.message, "missing key 'description' in guard");
-        assert_eq!(at(&d), (2, 5));
-        assert!(d.hint.as_deref().unwrap_or("").contains("complaint"));
-    }
-
-    #[test]
-    fn wrong_type_says_what_was_found() {
-        let text = "router:\n  skill_tool: mode_switch\n  skill_argument: skill\n  leave_skill_value: none\n  timeout_ms: \"240\"\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "wrong-type");
-        assert_eq!(d.message, "expected a number, found the string \"240\"");
-        assert_eq!(d.hint.as_deref(), Some("remove the quotes: write 240"));
-        assert_eq!(at(&d), (5, 15));
-
-        let text = "guards:\n  - id: g\n    description: d\n    tools: lookup\n    drop_when: {file_open: true}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.message, "expected a list, found the string \"lookup\"");
-
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when: {longer_than: 2.5}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.message, "expected a whole number, found the number 2.5");
-
-        let d = only(&rules_check("- a\n")).clone();
-        assert_eq!(
-            d.message,
-            "expected a mapping (key: value pairs), found a list"
-        );
-        assert_eq!(at(&d), (1, 1));
-    }
-
-    #[test]
-    fn unknown_condition_lists_the_conditions() {
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when: {mention: x}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "unknown-key");
-        assert!(
-            d.message.starts_with(
-                "unknown condition 'mention'; expected one of: all, any, not, longer_than, "
-            ),
-            "{d}"
-        );
-        assert!(d.message.ends_with("repeats_successful_call"), "{d}");
-        assert_eq!(d.hint.as_deref(), Some("did you mean 'mentions'?"));
-        assert_eq!(at(&d), (4, 17));
-
-        // Deep inside all/any/not, in block style.
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when:\n      not:\n        any:\n          - mentions: x\n          - file_opn: true\n";
-        let d = only(&rules_check(text)).clone();
-        assert!(d.message.starts_with("unknown condition 'file_opn'"), "{d}");
-        assert_eq!(d.hint.as_deref(), Some("did you mean 'file_open'?"));
-        assert_eq!(at(&d), (8, 13));
-
-        // A bare name where a mapping is needed.
-        let text = "search:\n  tool: t\n  off_when: file_open\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "wrong-type");
-        assert_eq!(
-            d.message,
-            "the condition 'file_open' needs a value, written as 'file_open: ...'"
-        );
-    }
-
-    #[test]
-    fn wrong_nested_condition_value_reports_the_nested_error() {
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when:\n      all:\n        - longer_than: \"240\"\n        - attachment: {kind: photo, fase: true}\n        - skill_active: 3\n";
-        let diags = rules_check(text);
-        assert_eq!(diags.len(), 3, "{diags:#?}");
-        assert_eq!(
-            diags[0].message,
-            "expected a number, found the string \"240\""
-        );
-        assert_eq!(at(&diags[0]), (6, 24));
-        assert_eq!(diags[1].code, "unknown-key");
-        assert_eq!(diags[1].message, "unknown key 'fase' in 'attachment'");
-        assert_eq!(
-            diags[1].hint.as_deref(),
-            Some("did you mean 'face'? allowed keys: kind, face")
-        );
-        assert_eq!(at(&diags[1]), (7, 37));
-        assert_eq!(
-            diags[2].message,
-            "expected true/false or a string, found the number 3"
-        );
-        // The tagged-enum reasoning also covers `then:` actions.
-        let text = "pre_rules:\n  - id: p\n    description: d\n    when: {file_open: true}\n    then: {skil: active}\n";
-        let d = only(&rules_check(text)).clone();
-        assert!(
-            d.message
-                .starts_with("unknown action 'skil'; expected one of: skill, calls"),
-            "{d}"
-        );
-    }
-
-    #[test]
-    fn several_keys_in_one_condition() {
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when: {mentions: x, file_open: true}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(
-            d.message,
-            "a condition takes exactly one key, found 2: file_open, mentions"
-        );
-        assert!(d.hint.as_deref().unwrap_or("").contains("'all:'"));
-        let text = "guards:\n  - id: g\n    description: d\n    drop_when: {}\n";
-        let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "missing-key");
-        assert!(
-            d.message
-                .starts_with("empty condition; write one of: all, any"),
-            "{d}"
-        );
-    }
-
-    #[test]
-    fn names_and_patterns_in_test_files() {
-        let text = "cases:\n  - name: n\n    request: {messages: [{role: usr, content: hi}]}\n    model: {error: boom}\n    expect: {outcome: tools}\n";
-        let diags = tests_check(text);
-        assert_eq!(diags.len(), 3, "{diags:#?}");
-        assert_eq!(
-            diags[0].message,
-            "unknown role 'usr'; expected one of: user, assistant, system"
-        );
-        assert_eq!(diags[0].hint.as_deref(), Some("did you mean 'user'?"));
-        assert_eq!(diags[1].message, "\"boom\" is not a valid 'error'");
-        assert_eq!(
-            diags[2].message,
-            "unknown outcome 'tools'; expected one of: chat, skill, tool"
-        );
-        assert_eq!(diags[2].hint.as_deref(), Some("did you mean 'tool'?"));
-    }
-
-    #[test]
-    fn empty_file_is_one_diagnostic() {
-        for text in ["", "# only a comment\n", "---\n"] {
-            let d = only(&rules_check(text)).clone();
-            assert_eq!(d.code, "empty-file");
-            assert_eq!(d.message, "the file is empty");
-            assert_eq!(at(&d), (1, 1));
-        }
-        let d = only(&tests_check("")).clone();
-        assert_eq!(d.hint.as_deref(), Some("a test file needs 'cases'"));
-    }
-
-    #[test]
-    fn strange_values_do_not_panic() {
-        for text in [
-            "1\n",
-            "\"text\"\n",
-            "true\n",
-            "[]\n",
-            "{}\n",
-            "guards: [1, null, [], {}]\n",
-            "tools: [{id: 1, description: [], chip: {}}]\n",
-            "router: null\nsearch:\n",
-            "pre_rules: [{when: [], then: []}]\n",
-            "guards: [{drop_when: {all: {any: {not: [1]}}}}]\n",
-            "a/b~c: 1\n",
-        ] {
-            let _ = rules_check(text);
-            let _ = tests_check(text);
-        }
-    }
-
-    #[test]
-    fn field_order_comes_from_the_types() {
-        let (name, fields) = fields_of::<crate::rules::Guard>().expect("a struct");
-        assert_eq!(name, "Guard");
-        assert_eq!(fields, ["id", "description", "tools", "drop_when"]);
-        assert!(fields_of::<crate::rules::Condition>().is_none());
-    }
-
-    #[test]
-    fn did_you_mean_needs_a_close_name() {
-        assert_eq!(did_you_mean("κλειδ", ["κλειδί"]), Some("κλειδί"));
-        assert_eq!(
-            did_you_mean("mention", ["mentions", "not"]),
-            Some("mentions")
-        );
-        assert_eq!(did_you_mean("xyz", ["mentions", "not"]), None);
-        assert_eq!(did_you_mean("no", ["id"]), None);
-    }
-}
+mod tests;

@@ -1,0 +1,255 @@
+//! Pass 4a: the router section: exactly one; its skill tool must agree with the skills (B9); a
+//! model named in it must be usable (a `script:` file inside the rules directory, read now).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::ruleset::{EmbeddedDef, RouterDef, SkillDef};
+use super::{Compiler, SourceFile, did_you_mean, load};
+use crate::diag::Diagnostic;
+
+impl Compiler<'_> {
+    /// The router section: exactly one, and its skill tool must agree with the skills.
+    pub(super) fn router(&mut self, skills: &[SkillDef]) -> Option<RouterDef> {
+        let files = self.files;
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| rf.router.as_ref().map(|r| (f, r)));
+        let Some((file, r)) = found.next() else {
+            self.diagnostics.push(Diagnostic::error(
+                "missing-router",
+                "no rule file has a 'router' section; one is required",
+            ));
+            return None;
+        };
+        for (f2, _) in found {
+            let d = Diagnostic::error(
+                "duplicate-section",
+                format!("'router' is already defined in {}", file.path.display()),
+            )
+            .at(Some(f2.locate_key("/router")))
+            .hint("a rules directory has one 'router' section; merge the two");
+            self.diagnostics.push(d);
+        }
+        let skill_tool_idx = self.tool_ref(&r.skill_tool, file, "/router/skill_tool")?;
+        // The skill tool's schema must list exactly the auto skills and the leave value (B9).
+        let tool = files
+            .iter()
+            .flat_map(|(f, rf)| rf.tools.iter().enumerate().map(move |(i, t)| (f, i, t)))
+            .find(|(_, _, t)| t.id == r.skill_tool);
+        if let Some((tf, ti, t)) = tool {
+            let enum_values: Option<Vec<String>> = t
+                .arguments
+                .as_ref()
+                .and_then(|a| a.pointer(&format!("/properties/{}/enum", r.skill_argument)))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    // Non-strings keep their place (as JSON text) so positions stay right.
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .collect()
+                });
+            let ptr = format!("/tools/{ti}/arguments/properties/{}", r.skill_argument);
+            match enum_values {
+                None => self.error(
+                    "skill-enum",
+                    format!(
+                        "tool '{}' must list the allowed skills as an enum of its '{}' argument",
+                        t.id, r.skill_argument
+                    ),
+                    tf,
+                    &format!("/tools/{ti}"),
+                ),
+                Some(values) => self.skill_enum(skills, r, tf, &ptr, &t.id, &values),
+            }
+        }
+        let model = match r
+            .model
+            .as_deref()
+            .map(str::parse::<crate::contract::ModelSpec>)
+        {
+            Some(Err(e)) => {
+                self.error("bad-model", e.to_string(), file, "/router/model");
+                None
+            }
+            Some(Ok(crate::contract::ModelSpec::Script(script))) => self
+                .script(&script, file)
+                .map(crate::contract::ModelSpec::Script),
+            Some(Ok(spec)) => Some(spec),
+            None => None,
+        };
+        let embedded = r.embedded.clone().unwrap_or_default();
+        Some(RouterDef {
+            history: r.history,
+            temperature: r.temperature,
+            max_tokens: r.max_tokens,
+            timeout: std::time::Duration::from_millis(r.timeout_ms),
+            max_calls: r.max_calls,
+            skill_tool: Arc::from(r.skill_tool.as_str()),
+            skill_argument: r.skill_argument.clone(),
+            leave_skill_value: r.leave_skill_value.clone(),
+            model_at: r.model.is_some().then(|| file.locate("/router/model")),
+            instructions: r.instructions.iter().map(|n| n.text.clone()).collect(),
+            notes: r.notes.iter().map(|n| n.text.clone()).collect(),
+            model,
+            retries: r.retries,
+            embedded: EmbeddedDef {
+                threshold: embedded.threshold,
+                margin: embedded.margin,
+                chat_examples: embedded.chat_examples,
+            },
+            skill_tool_idx,
+        })
+    }
+
+    /// A `script:FILE` router model named in the rules: FILE is relative to the rules directory
+    /// and must stay inside it (rules never read files elsewhere), and it is read and checked
+    /// now, through the same path as rule files, so a reload refuses what a start would.
+    /// Returns the script's path as the service will read it.
+    fn script(&mut self, script: &Path, file: &SourceFile) -> Option<PathBuf> {
+        let root = match &self.root {
+            Some(root) => root.clone(),
+            None => file.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        };
+        let path = root.join(script);
+        let inside = std::fs::canonicalize(&root).ok().and_then(|r| {
+            std::fs::canonicalize(&path)
+                .ok()
+                .map(|p| (p.starts_with(&r), p))
+        });
+        match inside {
+            Some((true, real)) => match load::load_script(&real, &self.limits) {
+                Ok(_) => Some(real),
+                Err(found) => {
+                    let d = Diagnostic::error(
+                        "bad-model",
+                        format!(
+                            "router.model: the script {} cannot be used",
+                            script.display()
+                        ),
+                    )
+                    .at(Some(file.locate("/router/model")))
+                    .hint(
+                        found
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    self.diagnostics.push(d);
+                    None
+                }
+            },
+            Some((false, _)) => {
+                let d = Diagnostic::error(
+                    "bad-model",
+                    format!(
+                        "router.model: the script {} is outside the rules directory; it was not read",
+                        script.display()
+                    ),
+                )
+                .at(Some(file.locate("/router/model")))
+                .hint("put the script inside the rules directory (e.g. in tests/) and name it relative to the directory");
+                self.diagnostics.push(d);
+                None
+            }
+            None => {
+                let d = Diagnostic::error(
+                    "bad-model",
+                    format!(
+                        "router.model: there is no script {} in the rules directory",
+                        script.display()
+                    ),
+                )
+                .at(Some(file.locate("/router/model")))
+                .hint("script paths are relative to the rules directory");
+                self.diagnostics.push(d);
+                None
+            }
+        }
+    }
+
+    /// The skill tool's allowed values must be exactly the auto-switch skills plus the leave
+    /// value (B9). Each difference is reported where it can be fixed: a missing auto skill at its
+    /// `auto`, an extra value at its place in the `enum`.
+    fn skill_enum(
+        &mut self,
+        skills: &[SkillDef],
+        r: &crate::rules::Router,
+        tf: &SourceFile,
+        ptr: &str,
+        tool: &str,
+        values: &[String],
+    ) {
+        let files = self.files;
+        let allowed = format!("{tool}.{}", r.skill_argument);
+        for s in skills.iter().filter(|s| s.auto) {
+            if values.iter().any(|v| *v == *s.id) {
+                continue;
+            }
+            let place = files.iter().find_map(|(f, rf)| {
+                rf.skills
+                    .iter()
+                    .position(|k| *k.id == *s.id)
+                    .map(|k| (f, format!("/skills/{k}/auto")))
+            });
+            if let Some((f, p)) = place {
+                let d = Diagnostic::error(
+                    "skill-enum",
+                    format!(
+                        "skill '{}' switches on automatically (auto: true) but is not an allowed value of '{allowed}'",
+                        s.id
+                    ),
+                )
+                .at(Some(f.locate(&p)))
+                .rule(&*s.id)
+                .hint(format!(
+                    "add '{}' to the enum at {}:{}, or set 'auto: false'",
+                    s.id,
+                    tf.path.display(),
+                    tf.locate(&format!("{ptr}/enum")).line
+                ));
+                self.diagnostics.push(d);
+            }
+        }
+        for (k, v) in values.iter().enumerate() {
+            if *v == r.leave_skill_value {
+                continue;
+            }
+            let (message, hint) = match skills.iter().find(|s| *s.id == **v) {
+                Some(s) if s.auto => continue,
+                Some(_) => (
+                    format!(
+                        "'{allowed}' allows skill '{v}', which is not auto-switch (auto: false): the router would be told it may switch it on"
+                    ),
+                    Some(format!(
+                        "remove '{v}' from the enum, or set 'auto: true' on the skill"
+                    )),
+                ),
+                None => (
+                    format!("'{allowed}' allows '{v}', which is not a skill"),
+                    did_you_mean(v, self.skill_ids.keys()),
+                ),
+            };
+            let mut d = Diagnostic::error("skill-enum", message)
+                .at(Some(tf.locate(&format!("{ptr}/enum/{k}"))));
+            if let Some(h) = hint {
+                d = d.hint(h);
+            }
+            self.diagnostics.push(d);
+        }
+        if !values.contains(&r.leave_skill_value) {
+            self.error(
+                "skill-enum",
+                format!(
+                    "'{allowed}' must allow '{}' (the router's leave_skill_value), or the router cannot leave a skill",
+                    r.leave_skill_value
+                ),
+                tf,
+                &format!("{ptr}/enum"),
+            );
+        }
+    }
+}

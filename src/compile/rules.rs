@@ -1,0 +1,167 @@
+//! Pass 4b: the search detector, the pre-rules and the guards: conditions compiled, tools and
+//! skills resolved, call templates split into parts once.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Compiler;
+use super::conditions::{CondCx, Scope};
+use super::ruleset::{
+    ActionDef, ArgTemplate, CallTemplateDef, GuardDef, PreRuleDef, SearchDef, SearchRuleDef,
+    TemplatePart,
+};
+use crate::diag::Diagnostic;
+use crate::rules::Action;
+
+impl Compiler<'_> {
+    pub(super) fn search(&mut self) -> Option<SearchDef> {
+        let files = self.files;
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| rf.search.as_ref().map(|s| (f, s)));
+        let (file, s) = found.next()?;
+        for (f2, _) in found {
+            let d = Diagnostic::error(
+                "duplicate-section",
+                format!("'search' is already defined in {}", file.path.display()),
+            )
+            .at(Some(f2.locate_key("/search")))
+            .hint("a rules directory has one 'search' section; merge the two");
+            self.diagnostics.push(d);
+        }
+        let tool = self.tool_ref(&s.tool, file, "/search/tool");
+        let mut cx = CondCx::new(self, file, Scope::Request);
+        let off_when = s
+            .off_when
+            .as_ref()
+            .map(|c| cx.compile(c, "/search/off_when"));
+        let rules = s
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| SearchRuleDef {
+                id: Arc::from(r.id.as_str()),
+                when: cx.compile(&r.when, &format!("/search/rules/{i}/when")),
+                at: file.locate(&format!("/search/rules/{i}/id")),
+            })
+            .collect();
+        Some(SearchDef {
+            tool: tool?,
+            off_when_at: s.off_when.as_ref().map(|_| file.locate("/search/off_when")),
+            off_when,
+            rules,
+        })
+    }
+
+    pub(super) fn pre_rules(&mut self) -> Vec<PreRuleDef> {
+        let mut out = Vec::new();
+        for (file, rf) in self.files {
+            for (i, r) in rf.pre_rules.iter().enumerate() {
+                let when = {
+                    let mut cx = CondCx::new(self, file, Scope::Request);
+                    cx.compile(&r.when, &format!("/pre_rules/{i}/when"))
+                };
+                let base = format!("/pre_rules/{i}/then");
+                let action = match &r.then {
+                    Action::Skill(s) if s == "active" => ActionDef::Skill(None),
+                    Action::Skill(s) => {
+                        ActionDef::Skill(self.skill_ref(s, file, &format!("{base}/skill")))
+                    }
+                    Action::Calls(calls) => ActionDef::Calls(
+                        calls
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(j, c)| {
+                                let p = format!("{base}/calls/{j}/tool");
+                                let tool = self.tool_ref(&c.tool, file, &p)?;
+                                Some(CallTemplateDef {
+                                    tool,
+                                    arguments: c
+                                        .arguments
+                                        .iter()
+                                        .map(|(k, v)| (k.clone(), template(v)))
+                                        .collect(),
+                                })
+                            })
+                            .collect(),
+                    ),
+                };
+                out.push(PreRuleDef {
+                    id: Arc::from(r.id.as_str()),
+                    when,
+                    action,
+                    at: file.locate(&format!("/pre_rules/{i}/id")),
+                });
+            }
+        }
+        out
+    }
+
+    pub(super) fn guards(&mut self, n_tools: usize) -> (Vec<GuardDef>, Vec<Vec<usize>>) {
+        let mut guards = Vec::new();
+        let mut by_tool = vec![Vec::new(); n_tools.max(self.tool_ids.len())];
+        for (file, rf) in self.files {
+            for (i, g) in rf.guards.iter().enumerate() {
+                let idx = guards.len();
+                if g.tools.is_empty() {
+                    by_tool.iter_mut().for_each(|v| v.push(idx));
+                }
+                for (j, t) in g.tools.iter().enumerate() {
+                    if let Some(t) = self.tool_ref(t, file, &format!("/guards/{i}/tools/{j}")) {
+                        by_tool[t].push(idx);
+                    }
+                }
+                let mut cx = CondCx::new(self, file, Scope::Call);
+                let drop_when = cx.compile(&g.drop_when, &format!("/guards/{i}/drop_when"));
+                guards.push(GuardDef {
+                    id: Arc::from(g.id.as_str()),
+                    drop_when,
+                    at: file.locate(&format!("/guards/{i}/id")),
+                    listed: g
+                        .tools
+                        .iter()
+                        .enumerate()
+                        .map(|(j, t)| (t.clone(), file.locate(&format!("/guards/{i}/tools/{j}"))))
+                        .collect(),
+                });
+            }
+        }
+        (guards, by_tool)
+    }
+}
+
+/// Splits `{message}` and `{open_file}` out of string arguments once, at compile time.
+fn template(v: &Value) -> ArgTemplate {
+    let Some(s) = v.as_str() else {
+        return ArgTemplate::Value(v.clone());
+    };
+    if !s.contains("{message}") && !s.contains("{open_file}") {
+        return ArgTemplate::Value(v.clone());
+    }
+    let mut parts = Vec::new();
+    let mut rest = s;
+    while let Some(pos) = rest.find('{') {
+        let (before, after) = rest.split_at(pos);
+        let (part, len) = if after.starts_with("{message}") {
+            (Some(TemplatePart::Message), "{message}".len())
+        } else if after.starts_with("{open_file}") {
+            (Some(TemplatePart::OpenFile), "{open_file}".len())
+        } else {
+            (None, 1)
+        };
+        let mut literal = before.to_owned();
+        if part.is_none() {
+            literal.push('{');
+        }
+        if !literal.is_empty() {
+            parts.push(TemplatePart::Literal(literal));
+        }
+        parts.extend(part);
+        rest = &after[len..];
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Literal(rest.to_owned()));
+    }
+    ArgTemplate::Text(parts)
+}

@@ -1,0 +1,173 @@
+//! Pass 3: skills and tools (argument schemas compiled, `consequential` needs `confirm`), then
+//! the integrations' tools, which must be offered only while their integration is connected.
+
+use std::sync::Arc;
+
+use super::conditions::{CondCx, Scope};
+use super::ruleset::{SkillDef, ToolDef};
+use super::{Compiler, SourceFile};
+use crate::diag::Diagnostic;
+
+impl Compiler<'_> {
+    /// Every skill, in file order.
+    pub(super) fn skills(&mut self) -> Vec<SkillDef> {
+        let files = self.files;
+        let mut skills = Vec::new();
+        for (_, rf) in files {
+            for s in &rf.skills {
+                if skills.iter().any(|d: &SkillDef| *d.id == *s.id) {
+                    continue;
+                }
+                skills.push(SkillDef {
+                    id: Arc::from(s.id.as_str()),
+                    description: s.description.clone(),
+                    badge: Arc::from(s.badge.as_str()),
+                    auto: s.auto,
+                    examples: s.examples.clone(),
+                });
+            }
+        }
+        skills
+    }
+
+    /// Every tool, in file order; `None` in place of one whose schema does not compile.
+    pub(super) fn tools(&mut self) -> Vec<ToolDef> {
+        let files = self.files;
+        let mut tools = Vec::new();
+        for (file, rf) in files {
+            for (i, t) in rf.tools.iter().enumerate() {
+                if tools.iter().any(|d: &ToolDef| *d.id == *t.id) {
+                    continue;
+                }
+                if let Some(def) = self.tool(file, i, t) {
+                    tools.push(def);
+                }
+            }
+        }
+        tools
+    }
+
+    fn tool(&mut self, file: &SourceFile, i: usize, t: &crate::rules::Tool) -> Option<ToolDef> {
+        let arguments = t.arguments.clone().unwrap_or_else(
+            || serde_json::json!({"type": "object", "additionalProperties": false}),
+        );
+        let p = format!("/tools/{i}/arguments");
+        let validator = match jsonschema::validator_for(&arguments) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.error(
+                    "bad-argument-schema",
+                    format!(
+                        "tool '{}': its arguments schema is not a valid JSON Schema: {e}",
+                        t.id
+                    ),
+                    file,
+                    &p,
+                );
+                None
+            }
+        };
+        if t.consequential && !t.confirm {
+            let d = Diagnostic::error(
+                "unconfirmed-consequential",
+                format!(
+                    "tool '{}' is marked consequential but does not ask the user to confirm",
+                    t.id
+                ),
+            )
+            .at(Some(file.locate(&format!("/tools/{i}/consequential"))))
+            .rule(t.id.as_str())
+            .hint("add 'confirm: true' to the tool: a consequential action is only prepared, the user confirms it with a button");
+            self.diagnostics.push(d);
+        }
+        let available_when = t.available_when.as_ref().map(|c| {
+            let mut cx = CondCx::new(self, file, Scope::Request);
+            cx.compile(c, &format!("/tools/{i}/available_when"))
+        });
+        Some(ToolDef {
+            id: Arc::from(t.id.as_str()),
+            description: t.description.clone(),
+            chip: Arc::from(t.chip.as_str()),
+            confirm: t.confirm,
+            arguments,
+            examples: t.examples.clone(),
+            validator: validator?,
+            available_when_at: available_when
+                .as_ref()
+                .map(|_| file.locate(&format!("/tools/{i}/available_when"))),
+            available_when,
+        })
+    }
+
+    /// Every tool an integration lists must exist and be offered only while the integration is
+    /// connected: its `available_when` must require `integration: ID` (alone, inside an `all`,
+    /// or in every branch of an `any`).
+    pub(super) fn integrations(&mut self) {
+        let files = self.files;
+        for (file, rf) in files {
+            for (i, g) in rf.integrations.iter().enumerate() {
+                for (j, id) in g.tools.iter().enumerate() {
+                    let p = format!("/integrations/{i}/tools/{j}");
+                    if self.tool_ref(id, file, &p).is_none() {
+                        continue;
+                    }
+                    let tool = files.iter().find_map(|(tf, trf)| {
+                        trf.tools
+                            .iter()
+                            .position(|t| t.id == *id)
+                            .map(|k| (tf, k, &trf.tools[k]))
+                    });
+                    let Some((tf, k, t)) = tool else { continue };
+                    let gated = t
+                        .available_when
+                        .as_ref()
+                        .is_some_and(|c| requires_integration(c, &g.id));
+                    if gated {
+                        continue;
+                    }
+                    let (pointer, hint) = match &t.available_when {
+                        Some(_) => (
+                            format!("/tools/{k}/available_when"),
+                            format!(
+                                "make it hold only with the integration, e.g. available_when: {{all: [{{integration: {}}}, ...]}}",
+                                g.id
+                            ),
+                        ),
+                        None => (
+                            format!("/tools/{k}/id"),
+                            format!(
+                                "add 'available_when: {{integration: {}}}' to the tool",
+                                g.id
+                            ),
+                        ),
+                    };
+                    let d = Diagnostic::error(
+                        "ungated-integration-tool",
+                        format!(
+                            "tool '{id}' needs integration '{}' (listed at {}:{}) but is offered without it",
+                            g.id,
+                            file.path.display(),
+                            file.locate(&p).line
+                        ),
+                    )
+                    .at(Some(tf.locate(&pointer)))
+                    .rule(id.as_str())
+                    .hint(hint);
+                    self.diagnostics.push(d);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `c` can only hold while integration `id` is connected, read from its shape: the
+/// condition itself, a part of an `all`, or every branch of an `any`.
+fn requires_integration(c: &crate::rules::Condition, id: &str) -> bool {
+    use crate::rules::Condition as C;
+    match c {
+        C::Integration(i) => i == id,
+        C::All(parts) => parts.iter().any(|p| requires_integration(p, id)),
+        C::Any(parts) => !parts.is_empty() && parts.iter().all(|p| requires_integration(p, id)),
+        _ => false,
+    }
+}

@@ -1,0 +1,15 @@
+//! The public contract, as types every layer may use and none owns: the request a chat backend
+//! sends, the decision it gets back (with its trace), and which router model to use, as data.
+//! This module imports nothing from the rest of the crate, so the layers above it run one way:
+//! contract → rules → compile → model → engine → testing / lint / reload → server → cli.
+
+pub mod decision;
+pub mod model_spec;
+pub mod request;
+
+pub use decision::{Call, Decision, ModelCall, Outcome, Stage, TraceStep};
+pub use model_spec::{ModelSpec, SpecError};
+pub use request::{
+    Attachment, GenerationMode, Message, OpenFile, ParseError, RecentCall, Request, RequestError,
+    Role, Ui,
+};
