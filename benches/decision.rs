@@ -6,7 +6,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use turnout::engine::{self, request::Request};
+use turnout::contract::Request;
+use turnout::engine;
 use turnout::model::RawCall;
 use turnout::model::scripted::ScriptedModel;
 

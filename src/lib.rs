@@ -2,26 +2,38 @@
 //! a skill (a conversation mode), or one or two tool calls — and says why.
 //!
 //! # Layout
-//! One message flows through the modules in this order:
+//! One message flows through the modules in this order, and each layer only uses the layers
+//! above it in this list (a test reads every `crate::` path to keep it so):
 //!
-//! - [`rules`]: what the YAML rule files say, as serde types (these generate the JSON Schema).
-//! - [`compile`]: the only way to get a [`RuleSet`]: reads a directory, validates each file
-//!   against the schema, checks meaning, builds every matcher once, and reports every problem as
-//!   a [`Diagnostic`] with file:line:column.
-//! - [`text`]: the message normalised once (lower case, the rules' character folds) and the
-//!   word-list matchers.
-//! - [`engine`]: the pipeline for one request — pre-rules → router model → validation →
-//!   search detector → post-guards → [`engine::Decision`] with its trace.
+//! - [`contract`]: the public contract as data — the request, the decision and its trace, the
+//!   router model spec. It imports nothing from the rest of the crate.
+//! - [`diag`] and [`text`]: leaves — a finding with its place; the message normalised once and
+//!   the word-list matchers.
+//! - [`rules`]: what the YAML rule files say, as serde types; their JSON Schemas are generated
+//!   from them ([`rules::schema`]).
+//! - [`compile`]: the only way to get a [`RuleSet`]. `load` reads a directory (confined,
+//!   limited, hashed once); `events`/`spans`/`source` turn text into values and positions with
+//!   one YAML parser; `check` explains schema errors; then one file per pass: `symbols`,
+//!   `lists`, `tools`, `router`, `rules` (search, pre-rules, guards), `conditions`. Every
+//!   problem is a [`Diagnostic`] with file:line:column.
 //! - [`model`]: the pluggable router model ([`model::Model`]) and its backends.
+//! - [`engine`]: the pipeline for one request — pre-rules → router model → validation → search
+//!   detector → post-guards → [`contract::Decision`] with its trace.
 //! - [`reload`]: the live ruleset (an `ArcSwap`) and the watcher that rebuilds it on the side.
-//! - [`server`]: the HTTP service (`turnout serve`): routes, limits, auth, metrics.
-//! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline.
+//! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline;
+//!   [`report`] prints any [`Diagnostic`] for people, as JSON, or as GitHub annotations.
 //! - [`lint`]: loads a directory exactly as reload does, adds whole-model meaning checks, runs
-//!   the test cases and measures their coverage; [`report`] prints any [`Diagnostic`] for
-//!   people, as JSON, or as GitHub annotations.
+//!   the test cases and measures their coverage.
+//! - `server`: the HTTP service (`turnout serve`): routes, connection limits, auth, metrics.
 //! - `cli`: the `turnout` command line (thin; the library does the work).
 //!
 //! The engine knows no domain: tool ids, skill ids and Russian words live in `rules/` only.
+//!
+//! # Features
+//! `cli` (default) = `server` + `http-models` + the command line. `server` brings axum, hyper and
+//! the `watch`er (notify); `http-models` the OpenAI and Anthropic backends (reqwest). With
+//! `default-features = false` the library compiles none of them: rules, engine, the embedded and
+//! scripted models, lint and tests only.
 //!
 //! # Use as a library
 //!

@@ -17,7 +17,7 @@ const TABLE_LEN: usize = 0x800;
 
 /// Lower-cases text and applies the rules' character folds, one character for one character.
 ///
-/// The mapping of the first [`TABLE_LEN`] code points is computed once, when the rules are
+/// The mapping of the first `TABLE_LEN` code points is computed once, when the rules are
 /// compiled: on the hot path a character costs one array read instead of a search through the
 /// Unicode case tables (which was most of a decision's time).
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! The compiled ruleset: ids resolved to indices, word lists built into matchers, argument
-//! schemas compiled. Only [`super::compile`] makes one, so holding a `RuleSet` means every check
+//! schemas compiled. Only the compiler (`compile::load_dir`) makes one, so holding a `RuleSet` means every check
 //! passed.
 
 use std::collections::HashMap;

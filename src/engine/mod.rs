@@ -1,7 +1,7 @@
 //! The pipeline for one message, one file per stage in request order:
-//! [`pre`] (pre-rules; the first that fires settles the message) → [`router`] (the model call
-//! and validation of its answer; skill and search switches taken out) → [`search`] (the web
-//! search detector) → [`guards`] (vetoes) → the [`Decision`] with its trace.
+//! `pre` (pre-rules; the first that fires settles the message) → `router` (the model call
+//! and validation of its answer; skill and search switches taken out) → `search` (the web
+//! search detector) → `guards` (vetoes) → the [`Decision`] with its trace.
 //!
 //! A request borrows one `RuleSet` from start to end, across the model's `await`, so every
 //! stage sees the same version.

@@ -5,7 +5,7 @@
 //!   it fired, or vetoed a call.
 //! - A **word-list entry** (a word or a pattern) is exercised when a condition of the case's
 //!   decision looked the list up *and* the entry occurs in the case's message. The decision only
-//!   records which lists it consulted (an opt-in [`Probe`], free when absent); the entries are
+//!   records which lists it consulted (an opt-in `Probe`, free when absent); the entries are
 //!   matched afterwards, here, with every occurrence rather than the first.
 //!
 //! The overall figure is exercised items over all items, rules and entries counted alike.

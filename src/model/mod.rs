@@ -7,7 +7,7 @@
 //! Backends, one file each: [`embedded`] (the offline default: a classifier over the rules'
 //! example messages), [`openai`] (Chat Completions and the servers that speak it), [`anthropic`]
 //! (Messages API), [`scripted`] (a fixed answer, for tests). [`prompt`] builds what the two HTTP
-//! backends send; [`http`] is their shared transport; [`spec`] turns `--model SPEC` into one.
+//! backends send; `http` is their shared transport; [`spec`] turns `--model SPEC` into one.
 
 #[cfg(feature = "http-models")]
 pub mod anthropic;

@@ -1,4 +1,4 @@
-//! The HTTP service: [`app`] builds the router (testable without a socket), [`run`] serves it
+//! The HTTP service: [`app`] builds the router (testable without a socket), [`conn::serve`] serves it
 //! until a shutdown signal and then lets in-flight requests finish.
 //!
 //! Client mistakes get a 4xx with a JSON body naming the field; nothing a client sends can

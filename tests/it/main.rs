@@ -5,6 +5,7 @@
 mod cli;
 mod engine;
 mod fuzz;
+mod layers;
 mod lint;
 mod models;
 mod serve;
