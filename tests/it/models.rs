@@ -90,7 +90,7 @@ fn cross_validate(
 }
 
 #[test]
-#[ignore = "a tuning aid: cargo test --release --test models -- --ignored --nocapture"]
+#[ignore = "a tuning aid: cargo test --release --test it models::tune -- --ignored --nocapture"]
 fn tune_the_embedded_router_on_the_examples() {
     let rs = pack();
     let base = Training::default();
