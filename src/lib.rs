@@ -20,6 +20,7 @@
 //! - [`engine`]: the pipeline for one request — pre-rules → router model → validation → search
 //!   detector → post-guards → [`contract::Decision`] with its trace.
 //! - [`reload`]: the live ruleset (an `ArcSwap`) and the watcher that rebuilds it on the side.
+//! - [`replay`]: decides a corpus of requests and compares two rules versions on it.
 //! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline;
 //!   [`report`] prints any [`Diagnostic`] for people, as JSON, or as GitHub annotations.
 //! - [`lint`]: loads a directory exactly as reload does, adds whole-model meaning checks, runs
@@ -59,6 +60,7 @@ pub mod engine;
 pub mod lint;
 pub mod model;
 pub mod reload;
+pub mod replay;
 pub mod report;
 pub mod rules;
 #[cfg(feature = "server")]

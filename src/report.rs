@@ -201,10 +201,13 @@ pub fn github(d: &Diagnostic) -> String {
     format!("::{kind} {}::{}", props.join(","), escape_data(&message))
 }
 
-/// A line of plain text as a GitHub workflow command would read it (for summary lines that
-/// must not be taken for commands).
-pub fn github_escape(text: &str) -> String {
-    escape_data(text)
+/// A line of plain text among workflow commands: printed as it is (GitHub only parses lines
+/// that start with `::`, so escaping `%` would show as `%25`), with a leading `::` defused.
+pub fn plain_line(text: &str) -> String {
+    match text.strip_prefix("::") {
+        Some(rest) => format!(": :{rest}"),
+        None => text.to_owned(),
+    }
 }
 
 fn escape_data(s: &str) -> String {

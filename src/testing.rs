@@ -23,6 +23,9 @@ pub struct LoadedCase {
     pub case: Case,
     /// Where it starts.
     pub location: Location,
+    /// Where each key of its `expect` is written (`outcome`, `tools`, …), to point a failure at
+    /// the expectation that failed.
+    pub expect_at: Vec<(String, Location)>,
 }
 
 /// The result of one case.
@@ -45,6 +48,19 @@ impl CaseResult {
         self.failures.is_empty()
     }
 }
+
+/// The keys of a test case's `expect`, as its failures name them.
+const EXPECT_KEYS: &[&str] = &[
+    "outcome",
+    "tools",
+    "skill",
+    "web_search",
+    "model_called",
+    "confirm",
+    "fired",
+    "not_fired",
+    "arguments",
+];
 
 /// The test files of a rules directory: `DIR/tests/**/*.yaml`, in path order.
 pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
@@ -90,9 +106,14 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
             // A case that names what does not exist is wrong already; running it would only
             // add a second, confusing failure.
             if diagnostics.len() == before {
+                let expect_at = EXPECT_KEYS
+                    .iter()
+                    .map(|k| ((*k).to_owned(), at(&format!("/expect/{k}"))))
+                    .collect();
                 cases.push(LoadedCase {
                     case,
                     location: at(""),
+                    expect_at,
                 });
             }
         }
@@ -188,6 +209,12 @@ pub(crate) async fn run_case_probed(
         Err(e) => result
             .failures
             .push(format!("the request was refused: {e}")),
+    }
+    // Point at the first expectation that failed ("tools: expected …" → `expect.tools`).
+    if let Some(key) = result.failures.first().and_then(|f| f.split(':').next())
+        && let Some((_, at)) = loaded.expect_at.iter().find(|(k, _)| k == key)
+    {
+        result.location = at.clone();
     }
     result
 }

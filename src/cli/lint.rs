@@ -121,10 +121,10 @@ fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sou
             let cases_run = report.tests.is_some_and(|t| t.passed + t.failed > 0);
             if let Some(c) = report.coverage.as_ref().filter(|_| cases_run) {
                 for u in c.uncovered_lines() {
-                    line(&report::github_escape(&format!("not exercised: {u}")));
+                    line(&report::plain_line(&format!("not exercised: {u}")));
                 }
             }
-            line(&report::github_escape(&report.summary()));
+            line(&report::plain_line(&report.summary()));
         }
     }
     out

@@ -2,6 +2,7 @@
 //! binary's `main` only parses and dispatches; the work is done by the library.
 
 mod lint;
+mod replay;
 mod route;
 mod schema;
 mod serve;
@@ -35,6 +36,9 @@ enum Command {
     Schema(schema::Args),
     /// Check rule directories (schema, meaning, test cases, coverage); exit 0 clean, 1 findings, 2 unusable.
     Lint(lint::Args),
+    /// Decide a corpus of requests and count what happened; with --against, exactly what an
+    /// edit of the rules changes.
+    Replay(replay::Args),
 }
 
 impl Cli {
@@ -46,6 +50,7 @@ impl Cli {
             Command::Test(a) => test::run(a),
             Command::Schema(a) => schema::run(a),
             Command::Lint(a) => lint::run(a),
+            Command::Replay(a) => replay::run(a),
         }
     }
 }

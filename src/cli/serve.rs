@@ -14,6 +14,7 @@ use crate::diag::Diagnostic;
 use crate::model::spec::{BuildOptions, KeySource};
 use crate::reload::{self, LiveRules, Trigger};
 use crate::server::conn::{self, Stopped};
+use crate::server::playground::Corpus;
 use crate::server::{self, AppState, Config, Metrics, ModelSlot};
 
 #[derive(Debug, clap::Args)]
@@ -70,6 +71,10 @@ pub struct Args {
     /// stops at once.
     #[arg(long, value_name = "SECONDS", default_value_t = 20)]
     shutdown_grace: u64,
+    /// A corpus of requests (JSON lines, as `turnout replay` reads) replayed after every
+    /// successful reload; the playground page at / shows what each save changed on it.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -206,12 +211,30 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
     let metrics = Arc::new(Metrics::new());
     metrics.reload(&report);
     metrics.rules_read(report.bytes_read);
+    let corpus = match &args.corpus {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the corpus {}: {e}", path.display()))?;
+            let (corpus, bad) = Corpus::new(&text);
+            for b in &bad {
+                tracing::warn!(line = b.line, error = %b.error, corpus = %path.display(), "corpus line skipped");
+            }
+            tracing::info!(
+                requests = corpus.len(),
+                "corpus replayed after every reload"
+            );
+            Some(Arc::new(corpus))
+        }
+        None => None,
+    };
     let state = Arc::new(AppState {
         rules: rules.clone(),
         model,
         metrics: metrics.clone(),
         config,
+        corpus,
     });
+    server::replay_corpus(&state).await;
 
     // Reload requests from the watcher and SIGHUP go through one channel to one task, so
     // reloads run one at a time, on a blocking thread, never on the request workers; a full

@@ -309,6 +309,13 @@ impl<'a> Compiler<'a> {
             guards,
             guards_by_tool,
             normalizer,
+            integrations: {
+                let mut ids: Vec<(&String, &usize)> = self.integration_ids.iter().collect();
+                ids.sort_by_key(|(_, i)| **i);
+                ids.into_iter()
+                    .map(|(id, _)| Arc::from(id.as_str()))
+                    .collect()
+            },
         })
     }
 

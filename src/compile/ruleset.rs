@@ -32,6 +32,8 @@ pub struct RuleSet {
     pub(crate) guards_by_tool: Vec<Vec<usize>>,
     /// How messages are normalised before matching.
     pub normalizer: Normalizer,
+    /// The integrations the rules declare.
+    pub(crate) integrations: Vec<Arc<str>>,
 }
 
 impl RuleSet {
@@ -53,6 +55,11 @@ impl RuleSet {
     /// A skill by id.
     pub fn skill(&self, id: &str) -> Option<&SkillDef> {
         self.skill_ids.get(id).map(|&i| &self.skills[i])
+    }
+
+    /// The integrations the rules declare (`integrations:`), in order.
+    pub fn integrations(&self) -> Vec<&str> {
+        self.integrations.iter().map(|i| &**i).collect()
     }
 
     /// The router settings and prompt notes.

@@ -21,7 +21,7 @@ pub enum Outcome {
 }
 
 /// A tool call that survived the pipeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Call {
     /// The tool's id.
@@ -35,7 +35,7 @@ pub struct Call {
 }
 
 /// What to do with the message, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Decision {
     /// Chat, skill or tool.
@@ -70,7 +70,7 @@ pub struct ModelCall {
 }
 
 /// The pipeline stage a trace step comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Stage {
@@ -89,7 +89,7 @@ pub enum Stage {
 }
 
 /// One thing the pipeline did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[non_exhaustive]
 pub struct TraceStep {
     /// Which stage.

@@ -6,6 +6,8 @@
 
 pub mod conn;
 pub mod metrics;
+pub mod openapi;
+pub mod playground;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,6 +134,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Limits and credentials.
     pub config: Config,
+    /// The corpus replayed after every successful reload (`--corpus`).
+    pub corpus: Option<Arc<playground::Corpus>>,
 }
 
 /// A JSON error body: `{"error": {"code": …, "field": …, "message": …}}`.
@@ -148,8 +152,14 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/v1/rules", get(rules_status))
         .route("/v1/rules/reload", post(reload))
         .route("/metrics", get(metrics))
+        .route("/v1/catalogue", get(playground::catalogue))
+        .route("/v1/try", post(playground::try_it))
+        .route("/v1/replay/last", get(playground::replay_last))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
+        // The page itself loads without the token; it asks for one when the API wants it.
+        .route("/", get(playground::page))
+        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .merge(protected)
@@ -368,7 +378,19 @@ pub async fn reload_now(state: &AppState, trigger: Trigger) -> crate::reload::Re
         log_reload(&report);
         state.metrics.reload(&report);
     }
+    if report.changed {
+        replay_corpus(state).await;
+    }
     report
+}
+
+/// Replays the corpus (when the service has one) with the rules serving now, so the page can
+/// show what the last save changed.
+pub async fn replay_corpus(state: &AppState) {
+    if let (Some(corpus), Some(rules)) = (&state.corpus, state.rules.current()) {
+        let model = state.model.get(&rules);
+        corpus.replay(&rules, model).await;
+    }
 }
 
 /// Logs a reload: a swap at info, a refused change at error with every diagnostic.

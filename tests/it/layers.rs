@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("reload", 5),
     ("report", 5),
     ("testing", 5),
+    ("replay", 6),
     ("lint", 6),
     ("server", 7),
     ("cli", 8),

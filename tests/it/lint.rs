@@ -472,16 +472,25 @@ fn schema_prints_the_json_schema_and_every_rule_file_points_an_editor_at_it() {
 }
 
 #[test]
-fn the_example_ci_workflow_runs_lint_with_github_annotations() {
+fn the_example_ci_workflow_installs_a_pinned_turnout_lints_and_posts_the_replay_diff() {
     let workflow = std::fs::read_to_string(root().join("examples/ci/rules.yml")).expect("workflow");
     let doc: serde_json::Value = serde_yaml::from_str(&workflow).expect("valid YAML");
-    let steps = doc["jobs"]["lint"]["steps"].as_array().expect("steps");
-    assert!(
-        steps.iter().any(|s| s["run"]
-            .as_str()
-            .is_some_and(|r| r.contains("turnout lint --format github"))),
-        "{workflow}"
-    );
+    let runs: Vec<String> = doc["jobs"]
+        .as_object()
+        .expect("jobs")
+        .values()
+        .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["run"].as_str().map(str::to_owned))
+        .collect();
+    let has = |needle: &str| runs.iter().any(|r| r.contains(needle));
+    // A rules-only repository has no Cargo.toml: it installs a pinned release, not a build.
+    assert!(has("cargo install --locked --git"), "{workflow}");
+    assert!(has("--tag"), "{workflow}");
+    assert!(!has("cargo build"), "{workflow}");
+    assert!(has("turnout lint --format github"), "{workflow}");
+    assert!(has("turnout test"), "{workflow}");
+    assert!(has("turnout replay") && has("--against"), "{workflow}");
+    assert!(has("gh pr comment"), "{workflow}");
 }
 
 #[test]
@@ -549,4 +558,20 @@ fn the_editor_schema_refuses_what_the_service_refuses() {
             serde_yaml::from_str(&std::fs::read_to_string(&file).expect("read")).expect("yaml");
         assert!(validator.is_valid(&doc), "{}", file.display());
     }
+}
+
+#[test]
+fn github_format_keeps_the_summary_plain_and_annotates_the_failing_expectation() {
+    let out = turnout(&["lint", "--format", "github", "tests/lint/test-failed"]);
+    let stdout = text(&out.stdout);
+    let summary = stdout.lines().last().unwrap_or_default();
+    // Before: `coverage 15.6%25` (the annotation escape leaked into plain text).
+    assert!(summary.contains("% ("), "{summary}");
+    assert!(!summary.contains("%25"), "{summary}");
+    // Before: annotated where the case starts; now at the `expect` key that failed.
+    let failed = stdout
+        .lines()
+        .find(|l| l.contains("turnout test-failed"))
+        .expect("an annotation");
+    assert!(failed.contains("line=16,col=16"), "{failed}");
 }

@@ -2,12 +2,15 @@
 //! operator runs it, the library through its public API, real sockets and real files. Data they
 //! read lives beside them: `tests/lint/` (a broken rules directory per check) and `tests/data/`.
 
+mod browser;
 mod cli;
 mod engine;
 mod fuzz;
 mod layers;
 mod lint;
 mod models;
+mod openapi;
+mod replay;
 mod serve;
 mod text;
 mod unattended;

@@ -1,0 +1,224 @@
+//! `turnout replay CORPUS.jsonl`: decide a corpus with the rules (and with another version of
+//! them, `--against`), and say what the rules do to it, or exactly what an edit changes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::{LimitArgs, load_rules, runtime};
+use crate::contract::ModelSpec;
+use crate::model::spec::{BuildOptions, KeySource};
+use crate::replay::{self, Diff, Summary};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The corpus: JSON lines, each a request or {"id", "request", "model", "expect"} (a
+    /// recorded router answer makes the replay deterministic and free).
+    corpus: PathBuf,
+    /// The rules directory (the new version, with --against).
+    #[arg(long, default_value = "rules")]
+    rules: PathBuf,
+    /// Another rules directory (the old version): report exactly the decisions that differ.
+    #[arg(long, value_name = "OTHER_DIR")]
+    against: Option<PathBuf>,
+    /// The router model for lines without a recorded answer: embedded (offline, no key), none
+    /// (rules only), openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], script:FILE.
+    /// Default: the rules' router.model, else embedded.
+    #[arg(long, value_name = "SPEC")]
+    model: Option<ModelSpec>,
+    /// A file holding the API key for openai:/anthropic:.
+    #[arg(long, value_name = "FILE")]
+    model_key_file: Option<PathBuf>,
+    /// How to print: human, or one JSON object (with a top-level "changed" count under
+    /// --against).
+    #[arg(long, value_enum, default_value_t = Output::Human)]
+    format: Output,
+    /// Exit 1 when any decision changed (with --against): for CI on a rules pull request.
+    #[arg(long)]
+    fail_on_change: bool,
+    /// Exit 1 when more than N decisions changed (with --against).
+    #[arg(long, value_name = "N")]
+    max_changed: Option<usize>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Output {
+    /// For people.
+    Human,
+    /// One JSON object.
+    Json,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.corpus) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.corpus.display());
+            return ExitCode::from(2);
+        }
+    };
+    let (lines, bad) = replay::read_corpus(&text);
+    for b in &bad {
+        eprintln!("{}:{}: {}", args.corpus.display(), b.line, b.error);
+    }
+    let Some(new) = load_rules(&args.rules, &args.limits) else {
+        return ExitCode::from(2);
+    };
+    let old = match &args.against {
+        Some(dir) => match load_rules(dir, &args.limits) {
+            Some(rs) => Some(rs),
+            None => return ExitCode::from(2),
+        },
+        None => None,
+    };
+    let spec = ModelSpec::choose(args.model.as_ref(), new.router());
+    let options = BuildOptions {
+        keys: KeySource::from_file(args.model_key_file.as_deref()),
+        ..BuildOptions::default()
+    };
+    let model = match spec.build_opts(&options) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let passes = if old.is_some() { 2 } else { 1 };
+    let bar = progress(lines.len() * passes);
+    let started = Instant::now();
+    let model = model.as_deref();
+    let new_decisions = rt.block_on(replay::run(&new, &lines, model, |n| {
+        if let Some(b) = &bar {
+            b.set_position(n as u64);
+        }
+    }));
+    let old_decisions = old.as_ref().map(|old| {
+        rt.block_on(replay::run(old, &lines, model, |n| {
+            if let Some(b) = &bar {
+                b.set_position((lines.len() + n) as u64);
+            }
+        }))
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let per_second = (lines.len() * passes) as f64 / seconds.max(1e-9);
+    let summary = replay::summarize(&lines, &new_decisions);
+    let diff = old_decisions
+        .as_ref()
+        .map(|old| replay::diff(&lines, old, &new_decisions));
+    let text = match args.format {
+        Output::Json => {
+            let mut v = json!({
+                "lines": lines.len(),
+                "bad_lines": bad,
+                "summary": summary,
+                "requests_per_second": per_second.round(),
+            });
+            if let Some(d) = &diff {
+                v["changed"] = json!(d.changed);
+                v["diff"] = json!(d);
+            }
+            format!("{v}\n")
+        }
+        Output::Human => human(&summary, diff.as_ref(), lines.len(), bad.len(), per_second),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    let changed = diff.as_ref().map_or(0, |d| d.changed);
+    let too_many =
+        (args.fail_on_change && changed > 0) || args.max_changed.is_some_and(|max| changed > max);
+    if !bad.is_empty() {
+        ExitCode::from(2)
+    } else if too_many {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A progress bar on stderr, only when stderr is a terminal.
+fn progress(len: usize) -> Option<indicatif::ProgressBar> {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} requests, {per_sec}, {eta}")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
+    let mut v: Vec<(&String, &usize)> = map.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn human(s: &Summary, diff: Option<&Diff>, lines: usize, bad: usize, per_second: f64) -> String {
+    let mut out = String::new();
+    let mut line = |t: String| {
+        out.push_str(&t);
+        out.push('\n');
+    };
+    line(format!(
+        "{lines} requests ({bad} unreadable), {per_second:.0} decisions/s"
+    ));
+    line(format!("outcomes: {}", counts(&s.outcomes)));
+    line(format!("tools: {}", counts(&s.tools)));
+    line(format!("skills: {}", counts(&s.skills)));
+    line(format!("web search on: {} of {}", s.web_search, s.total));
+    line(format!("rules in traces: {}", counts(&s.rules)));
+    if s.expected > 0 {
+        line(format!(
+            "expectations: {} of {} met",
+            s.expected - s.unexpected.len(),
+            s.expected
+        ));
+        for u in s.unexpected.iter().take(20) {
+            line(format!(
+                "  line {}{}: {}",
+                u.line,
+                u.id.as_deref()
+                    .map(|i| format!(" ({i})"))
+                    .unwrap_or_default(),
+                u.failures.join("; ")
+            ));
+        }
+    }
+    if let Some(d) = diff {
+        line(format!("changed: {} of {}", d.changed, d.total));
+        for g in &d.groups {
+            line(format!(
+                "  {} → {}: {} ({})",
+                g.from,
+                g.to,
+                g.count,
+                counts(&g.rules)
+            ));
+            for e in &g.examples {
+                line(format!("    line {}: {}", e.line, e.message));
+            }
+        }
+    }
+    out
+}

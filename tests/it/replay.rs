@@ -1,0 +1,184 @@
+//! `turnout replay` on the shipped corpus: what the rules do to it, and exactly what one edit of
+//! a guard changes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use turnout::contract::Request;
+use turnout::engine;
+use turnout::model::scripted::ScriptedModel;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn replay(args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .arg("replay")
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("turnout replay runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        v,
+        format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+/// A copy of the shipped rules in a temporary directory.
+fn copy_of_rules() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in turnout::compile::rule_files(&root().join("rules")).expect("rules") {
+        let name = f.file_name().expect("name");
+        std::fs::copy(&f, dir.path().join(name)).expect("copy");
+    }
+    dir
+}
+
+const CORPUS: &str = "examples/corpus/requests.jsonl";
+
+#[test]
+fn identical_rules_change_nothing() {
+    let copy = copy_of_rules();
+    let (code, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        "rules",
+        "--against",
+        copy.path().to_str().expect("utf-8"),
+        "--model",
+        "none",
+        "--format",
+        "json",
+        "--fail-on-change",
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(v["changed"], 0, "{out}");
+    let lines = v["lines"].as_u64().expect("lines");
+    assert!(lines >= 500, "{lines} lines");
+    assert_eq!(v["summary"]["total"].as_u64(), Some(lines));
+    assert!(v["requests_per_second"].as_f64().is_some_and(|r| r > 0.0));
+}
+
+/// The corpus lines whose decision by `rules` has `rule` in its trace, decided through the
+/// library with each line's recorded answer.
+fn lines_where(rules: &Path, rule: &str) -> Vec<u64> {
+    let rs = turnout::compile::load_dir(rules)
+        .ruleset
+        .expect("valid rules");
+    let text = std::fs::read_to_string(root().join(CORPUS)).expect("corpus");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).expect("json");
+        let req: Request = serde_json::from_value(v["request"].clone()).expect("request");
+        let script = serde_json::from_value(v.get("model").cloned().unwrap_or(Value::Null)).ok();
+        let model = ScriptedModel::from_script(script.as_ref()).expect("script");
+        let d = rt
+            .block_on(engine::decide(&rs, &req, Some(&model)))
+            .expect("decided");
+        if d.trace.iter().any(|s| s.rule.as_deref() == Some(rule)) {
+            out.push(i as u64 + 1);
+        }
+    }
+    out
+}
+
+#[test]
+fn one_edited_guard_changes_exactly_the_decisions_it_vetoed() {
+    // The edit: the sell-listing guard never fires any more.
+    let copy = copy_of_rules();
+    let guards = copy.path().join("guards.yaml");
+    let text = std::fs::read_to_string(&guards).expect("guards");
+    let edited = text.replacen(
+        "    drop_when:\n      all:\n        - mentions: buying_words\n        - not: {mentions: selling_words}",
+        "    drop_when:\n      all:\n        - mentions: buying_words\n        - not: {mentions: selling_words}\n        - longer_than: 100000",
+        1,
+    );
+    assert_ne!(edited, text, "the guard was not found");
+    std::fs::write(&guards, edited).expect("write");
+    let vetoed = lines_where(&root().join("rules"), "sell-listing-when-buying");
+    assert!(
+        !vetoed.is_empty(),
+        "the corpus has no line the guard vetoes"
+    );
+    let (code, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy.path().to_str().expect("utf-8"),
+        "--against",
+        "rules",
+        "--model",
+        "none",
+        "--format",
+        "json",
+        "--fail-on-change",
+    ]);
+    assert_eq!(code, Some(1), "--fail-on-change: {out}");
+    let changed: Vec<u64> = v["diff"]["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["line"].as_u64().expect("line"))
+        .collect();
+    assert_eq!(changed, vetoed, "{out}");
+    assert_eq!(v["changed"].as_u64(), Some(vetoed.len() as u64));
+    for c in v["diff"]["changes"].as_array().expect("changes") {
+        assert_eq!(c["from"], "chat", "{c}");
+        assert_eq!(c["to"], "tool sell_listing", "{c}");
+        assert_eq!(
+            c["rules"],
+            serde_json::json!(["-sell-listing-when-buying"]),
+            "{c}"
+        );
+    }
+    let (code, _, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy.path().to_str().expect("utf-8"),
+        "--against",
+        "rules",
+        "--model",
+        "none",
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!("changed: {} of ", vetoed.len())),
+        "{out}"
+    );
+    assert!(out.contains("chat → tool sell_listing"), "{out}");
+}
+
+#[test]
+fn unreadable_lines_are_named_and_fail_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = dir.path().join("c.jsonl");
+    std::fs::write(
+        &corpus,
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"привет\"}]}\nnot json\n{\"request\": {\"messages\": []}}\n",
+    )
+    .expect("write");
+    let (code, v, out) = replay(&[
+        corpus.to_str().expect("utf-8"),
+        "--model",
+        "none",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(2), "{out}");
+    let bad: Vec<u64> = v["bad_lines"]
+        .as_array()
+        .expect("bad lines")
+        .iter()
+        .map(|b| b["line"].as_u64().expect("line"))
+        .collect();
+    assert_eq!(bad, [2, 3]);
+    assert_eq!(v["summary"]["total"], 1);
+}
