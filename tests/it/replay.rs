@@ -182,3 +182,86 @@ fn unreadable_lines_are_named_and_fail_the_run() {
     assert_eq!(bad, [2, 3]);
     assert_eq!(v["summary"]["total"], 1);
 }
+
+#[test]
+fn a_served_corpus_shows_what_each_save_changed() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let copy = copy_of_rules();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--model",
+            "none",
+            "--corpus",
+        ])
+        .arg(root().join(CORPUS))
+        .arg("--rules")
+        .arg(copy.path())
+        .env_remove("TURNOUT_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("first line");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _serve = Kill(child);
+    let addr = line
+        .trim()
+        .strip_prefix("turnout listening on http://")
+        .expect("address")
+        .to_owned();
+    let last = || -> Value {
+        let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+        s.write_all(b"GET /v1/replay/last HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .expect("write");
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        serde_json::from_str(out.split_once("\r\n\r\n").map_or("", |(_, b)| b))
+            .unwrap_or(Value::Null)
+    };
+    // The start-up replay: a summary, nothing to compare with yet.
+    let first = last();
+    assert!(first["summary"]["total"].as_u64() >= Some(500), "{first}");
+    assert!(first["diff"].is_null(), "{first}");
+    // Save an edit that switches the sell-listing guard off.
+    let guards = copy.path().join("guards.yaml");
+    let text = std::fs::read_to_string(&guards).expect("guards");
+    std::fs::write(
+        &guards,
+        text.replacen(
+            "        - not: {mentions: selling_words}",
+            "        - not: {mentions: selling_words}\n        - longer_than: 100000",
+            1,
+        ),
+    )
+    .expect("save");
+    let started = std::time::Instant::now();
+    let report = loop {
+        let r = last();
+        if r["to_version"] != first["to_version"] && !r["diff"].is_null() {
+            break r;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{r}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(report["from_version"], first["to_version"]);
+    let vetoed = lines_where(&root().join("rules"), "sell-listing-when-buying");
+    assert_eq!(
+        report["diff"]["changed"].as_u64(),
+        Some(vetoed.len() as u64),
+        "{report}"
+    );
+    assert_eq!(report["diff"]["groups"][0]["from"], "chat");
+    assert_eq!(report["diff"]["groups"][0]["to"], "tool sell_listing");
+}
