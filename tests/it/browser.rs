@@ -4,21 +4,13 @@
 //! the page; save a broken one and see its diagnostic. `.ci/run` installs the browser; where
 //! none can be installed the test says so loudly and does nothing else.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{ClientBuilder, Locator};
 
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::common::{Kill, Served};
 
 fn find(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -76,31 +68,8 @@ async fn the_playground_shows_decisions_live_edits_and_broken_edits() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     copy_rules(dir.path());
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_turnout"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--model",
-            "none",
-            "--rules",
-        ])
-        .arg(dir.path())
-        .env_remove("TURNOUT_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve");
-    let mut line = String::new();
-    BufReader::new(serve.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("first line");
-    let _serve = Kill(serve);
-    let base = line
-        .trim()
-        .strip_prefix("turnout listening on ")
-        .expect("address")
-        .to_owned();
+    let served = Served::start(dir.path(), &["--model", "none"]);
+    let base = served.base();
     let port = free_port();
     let _driver = Kill(
         Command::new(driver)

@@ -4,6 +4,7 @@
 
 mod browser;
 mod cli;
+mod common;
 mod engine;
 mod fuzz;
 mod layers;

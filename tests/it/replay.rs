@@ -185,51 +185,18 @@ fn unreadable_lines_are_named_and_fail_the_run() {
 
 #[test]
 fn a_served_corpus_shows_what_each_save_changed() {
-    use std::io::{BufRead, BufReader, Read, Write};
     let copy = copy_of_rules();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
+    let corpus = root().join(CORPUS);
+    let served = super::common::Served::start(
+        copy.path(),
+        &[
             "--model",
             "none",
             "--corpus",
-        ])
-        .arg(root().join(CORPUS))
-        .arg("--rules")
-        .arg(copy.path())
-        .env_remove("TURNOUT_TOKEN")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("first line");
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _serve = Kill(child);
-    let addr = line
-        .trim()
-        .strip_prefix("turnout listening on http://")
-        .expect("address")
-        .to_owned();
-    let last = || -> Value {
-        let mut s = std::net::TcpStream::connect(&addr).expect("connect");
-        s.write_all(b"GET /v1/replay/last HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .expect("write");
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        serde_json::from_str(out.split_once("\r\n\r\n").map_or("", |(_, b)| b))
-            .unwrap_or(Value::Null)
-    };
+            corpus.to_str().expect("utf-8"),
+        ],
+    );
+    let last = || -> Value { served.json("GET", "/v1/replay/last", &Value::Null).1 };
     // The start-up replay: a summary, nothing to compare with yet.
     let first = last();
     assert!(first["summary"]["total"].as_u64() >= Some(500), "{first}");

@@ -1,0 +1,124 @@
+//! What several test files need: the binary under test, a spawned `turnout serve` that is
+//! killed when dropped, and one plain HTTP/1.1 exchange over a fresh connection.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The binary under test (`TURNOUT_BIN` runs the black-box tests against another build).
+pub fn bin() -> PathBuf {
+    std::env::var_os("TURNOUT_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_turnout")),
+        PathBuf::from,
+    )
+}
+
+/// A child process killed (and reaped) when dropped.
+pub struct Kill(pub Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `turnout serve` on a free loopback port with `rules` and `extra` arguments.
+pub struct Served {
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    _child: Kill,
+}
+
+impl Served {
+    pub fn start(rules: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--rules"])
+            .arg(rules)
+            .args(extra)
+            .env_remove("TURNOUT_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("turnout serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("first line");
+        let addr = line
+            .trim()
+            .strip_prefix("turnout listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Self {
+            addr,
+            _child: Kill(child),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// One request; (status, body).
+    pub fn http(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        http(
+            &self.addr,
+            method,
+            path,
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+        )
+    }
+
+    /// One request whose answer is JSON; (status, JSON or null).
+    pub fn json(
+        &self,
+        method: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        let (status, text) = self.http(method, path, &body.to_string());
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+        )
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection; (status, body).
+pub fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).expect("write");
+    s.write_all(body).expect("write body");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
+}
