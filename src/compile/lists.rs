@@ -106,13 +106,23 @@ impl Compiler<'_> {
                     .trim_end_matches('$')
             })
             .collect();
+        // Each entry's first index, and the entries by first stem: duplicate and redundancy
+        // checks by lookup, linear in the list's length.
+        let mut first_of: HashMap<&str, usize> = HashMap::new();
+        let mut by_head: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (k, key) in keys.iter().enumerate() {
+            first_of.entry(key.as_str()).or_insert(k);
+            if !heads[k].is_empty() {
+                by_head.entry(heads[k]).or_default().push(k);
+            }
+        }
         for (j, w) in l.words.iter().enumerate() {
             let p = format!("/word_lists/{i}/words/{j}");
             if let Err(e) = WordMatcher::check_word(w) {
                 self.error("bad-word", format!("word list '{}': {e}", l.id), file, &p);
                 continue;
             }
-            if let Some(first) = keys[..j].iter().position(|k| *k == keys[j]) {
+            if let Some(&first) = first_of.get(keys[j].as_str()).filter(|&&f| f < j) {
                 self.warn(
                     "duplicate-entry",
                     format!(
@@ -126,11 +136,20 @@ impl Compiler<'_> {
                 continue;
             }
             // An entry another one already covers (a shorter stem, fewer words) adds nothing.
-            let covering = (0..keys.len()).find(|&k| {
+            // Only entries whose first stem starts this one can: look those up by each prefix
+            // of this entry's first word, instead of comparing every pair.
+            let first_word = keys[j].split_whitespace().next().unwrap_or("");
+            let mut candidates: Vec<usize> = first_word
+                .char_indices()
+                .map(|(at, c)| &first_word[..at + c.len_utf8()])
+                .filter_map(|prefix| by_head.get(prefix))
+                .flatten()
+                .copied()
+                .collect();
+            candidates.sort_unstable();
+            let covering = candidates.into_iter().find(|&k| {
                 k != j
                     && keys[k] != keys[j]
-                    // Cheap first: `k`'s first stem must start `j`.
-                    && keys[j].starts_with(heads[k])
                     && WordMatcher::covers(&keys[k], &keys[j])
                     && (k < j || !WordMatcher::covers(&keys[j], &keys[k]))
             });
