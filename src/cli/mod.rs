@@ -76,6 +76,53 @@ impl LimitArgs {
     }
 }
 
+/// The router model of the commands that decide requests on the spot (`route`, `replay`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// The router model: embedded (offline, no key), none (rules only), openai:MODEL[@BASE_URL],
+    /// anthropic:MODEL[@BASE_URL] or script:FILE. Default: the rules' router.model, else embedded.
+    #[arg(long, value_name = "SPEC")]
+    model: Option<ModelSpec>,
+    /// A file holding the API key for openai:/anthropic: (default: OPENAI_API_KEY or
+    /// ANTHROPIC_API_KEY).
+    #[arg(long, value_name = "FILE")]
+    model_key_file: Option<std::path::PathBuf>,
+    /// Largest router model answer read, in bytes; a longer one is cut off and the message gets
+    /// a plain chat answer.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_model_answer_bytes: u64,
+}
+
+impl ModelArgs {
+    /// The model these arguments choose for `rs` (`None`: rules only), and a runtime to call it
+    /// on; the error is printed, and the exit status returned.
+    fn build(
+        &self,
+        rs: &RuleSet,
+    ) -> Result<
+        (
+            Option<std::sync::Arc<dyn crate::model::Model>>,
+            tokio::runtime::Runtime,
+        ),
+        ExitCode,
+    > {
+        let spec = ModelSpec::choose(self.model.as_ref(), rs.router());
+        let options = crate::model::spec::BuildOptions {
+            keys: crate::model::spec::KeySource::from_file(self.model_key_file.as_deref()),
+            max_answer_bytes: usize::try_from(self.max_model_answer_bytes).unwrap_or(usize::MAX),
+        };
+        let model = spec.build_opts(&options).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        })?;
+        let rt = runtime().map_err(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            ExitCode::from(2)
+        })?;
+        Ok((model, rt))
+    }
+}
+
 /// Loads the rules, printing every finding to stderr; `None` when they cannot be used.
 fn load_rules(dir: &std::path::Path, limits: &LimitArgs) -> Option<RuleSet> {
     let loaded = compile::load_dir_with(dir, &limits.limits());

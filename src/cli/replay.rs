@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{LimitArgs, load_rules, runtime};
-use crate::contract::ModelSpec;
-use crate::model::spec::{BuildOptions, KeySource};
+use super::{LimitArgs, ModelArgs, load_rules};
 use crate::replay::{self, Diff, Summary};
 
 #[derive(Debug, clap::Args)]
@@ -24,14 +22,9 @@ pub struct Args {
     /// Another rules directory (the old version): report exactly the decisions that differ.
     #[arg(long, value_name = "OTHER_DIR")]
     against: Option<PathBuf>,
-    /// The router model for lines without a recorded answer: embedded (offline, no key), none
-    /// (rules only), openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], script:FILE.
-    /// Default: the rules' router.model, else embedded.
-    #[arg(long, value_name = "SPEC")]
-    model: Option<ModelSpec>,
-    /// A file holding the API key for openai:/anthropic:.
-    #[arg(long, value_name = "FILE")]
-    model_key_file: Option<PathBuf>,
+    /// The router model for lines without a recorded answer.
+    #[command(flatten)]
+    model: ModelArgs,
     /// How to print: human, or one JSON object (with a top-level "changed" count under
     /// --against).
     #[arg(long, value_enum, default_value_t = Output::Human)]
@@ -76,24 +69,9 @@ pub fn run(args: Args) -> ExitCode {
         },
         None => None,
     };
-    let spec = ModelSpec::choose(args.model.as_ref(), new.router());
-    let options = BuildOptions {
-        keys: KeySource::from_file(args.model_key_file.as_deref()),
-        ..BuildOptions::default()
-    };
-    let model = match spec.build_opts(&options) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
-        }
+    let (model, rt) = match args.model.build(&new) {
+        Ok(built) => built,
+        Err(status) => return status,
     };
     let passes = if old.is_some() { 2 } else { 1 };
     let bar = progress(lines.len() * passes);

@@ -6,30 +6,19 @@ use super::LimitArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{ModelSpec, load_rules, runtime};
+use super::{ModelArgs, load_rules};
 use crate::compile::RuleSet;
 use crate::contract::Request;
 use crate::engine;
 use crate::model::Model;
-use crate::model::spec::{BuildOptions, KeySource};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The rules directory.
     #[arg(long, default_value = "rules")]
     rules: PathBuf,
-    /// The router model: embedded (offline, no key), none (rules only), openai:MODEL[@BASE_URL],
-    /// anthropic:MODEL[@BASE_URL] or script:FILE. Default: the rules' router.model, else embedded.
-    #[arg(long, value_name = "SPEC")]
-    model: Option<ModelSpec>,
-    /// A file holding the API key for openai:/anthropic: (default: OPENAI_API_KEY or
-    /// ANTHROPIC_API_KEY).
-    #[arg(long, value_name = "FILE")]
-    model_key_file: Option<PathBuf>,
-    /// Largest router model answer read, in bytes; a longer one is cut off and the message gets
-    /// a plain chat answer.
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
-    max_model_answer_bytes: u64,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Read one request per line and print one decision per line (a line that is not a valid
     /// request gets an error object on its line, and the run goes on).
     #[arg(long)]
@@ -42,24 +31,9 @@ pub fn run(args: Args) -> ExitCode {
     let Some(rs) = load_rules(&args.rules, &args.limits) else {
         return ExitCode::from(2);
     };
-    let spec = ModelSpec::choose(args.model.as_ref(), rs.router());
-    let options = BuildOptions {
-        keys: KeySource::from_file(args.model_key_file.as_deref()),
-        max_answer_bytes: usize::try_from(args.max_model_answer_bytes).unwrap_or(usize::MAX),
-    };
-    let model = match spec.build_opts(&options) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
-        }
+    let (model, rt) = match args.model.build(&rs) {
+        Ok(built) => built,
+        Err(status) => return status,
     };
     let model = model.as_deref();
     let stdin = std::io::stdin();

@@ -3,19 +3,13 @@
 //! names what broke before it was fixed.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The binary under test (`TURNOUT_BIN` runs these tests against another build).
-fn bin() -> PathBuf {
-    std::env::var_os("TURNOUT_BIN").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_turnout")),
-        PathBuf::from,
-    )
-}
+use super::common::{bin, http};
 
 /// A small rule set: `ping` goes to tool `ACTION` through a pre-rule (so a decision shows which
 /// version made it).
@@ -104,42 +98,6 @@ fn start_with(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         addr,
         stderr: log,
     }
-}
-
-/// One HTTP/1.1 request on a fresh connection; returns (status, body).
-fn http(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    (status, body)
 }
 
 impl Server {
