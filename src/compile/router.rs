@@ -119,56 +119,36 @@ impl Compiler<'_> {
                 .ok()
                 .map(|p| (p.starts_with(&r), p))
         });
-        match inside {
+        let (message, hint) = match inside {
             Some((true, real)) => match load::load_script(&real, &self.limits) {
-                Ok(_) => Some(real),
-                Err(found) => {
-                    let d = Diagnostic::error(
-                        "bad-model",
-                        format!(
-                            "router.model: the script {} cannot be used",
-                            script.display()
-                        ),
-                    )
-                    .at(Some(file.locate("/router/model")))
-                    .hint(
-                        found
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    );
-                    self.diagnostics.push(d);
-                    None
-                }
+                Ok(_) => return Some(real),
+                Err(found) => (
+                    format!("the script {} cannot be used", script.display()),
+                    found
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
             },
-            Some((false, _)) => {
-                let d = Diagnostic::error(
-                    "bad-model",
-                    format!(
-                        "router.model: the script {} is outside the rules directory; it was not read",
-                        script.display()
-                    ),
-                )
+            Some((false, _)) => (
+                format!(
+                    "the script {} is outside the rules directory; it was not read",
+                    script.display()
+                ),
+                "put the script inside the rules directory (e.g. in tests/) and name it relative to the directory".to_owned(),
+            ),
+            None => (
+                format!("there is no script {} in the rules directory", script.display()),
+                "script paths are relative to the rules directory".to_owned(),
+            ),
+        };
+        self.diagnostics.push(
+            Diagnostic::error("bad-model", format!("router.model: {message}"))
                 .at(Some(file.locate("/router/model")))
-                .hint("put the script inside the rules directory (e.g. in tests/) and name it relative to the directory");
-                self.diagnostics.push(d);
-                None
-            }
-            None => {
-                let d = Diagnostic::error(
-                    "bad-model",
-                    format!(
-                        "router.model: there is no script {} in the rules directory",
-                        script.display()
-                    ),
-                )
-                .at(Some(file.locate("/router/model")))
-                .hint("script paths are relative to the rules directory");
-                self.diagnostics.push(d);
-                None
-            }
-        }
+                .hint(hint),
+        );
+        None
     }
 
     /// The skill tool's allowed values must be exactly the auto-switch skills plus the leave

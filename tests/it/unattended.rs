@@ -689,6 +689,22 @@ fn silent_server() -> (std::net::TcpListener, String) {
     (l, addr)
 }
 
+/// A request sent on another thread, left waiting on the (silent) model.
+#[cfg(unix)]
+fn in_flight(addr: &str) -> std::thread::JoinHandle<(u16, String)> {
+    let addr = addr.to_owned();
+    std::thread::spawn(move || {
+        let body = json!({"messages": [{"role": "user", "content": "hello"}]}).to_string();
+        http(
+            &addr,
+            "POST",
+            "/v1/route",
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+        )
+    })
+}
+
 #[cfg(unix)]
 #[test]
 fn shutdown_says_when_requests_were_cut_off_and_a_second_signal_stops_at_once() {
@@ -698,17 +714,7 @@ fn shutdown_says_when_requests_were_cut_off_and_a_second_signal_stops_at_once() 
     let (_listener, base) = silent_server();
     let model = format!("openai:m@{base}");
     let mut s = start(dir.path(), &["--model", &model, "--shutdown-grace", "1"]);
-    let addr = s.addr.clone();
-    let pending = std::thread::spawn(move || {
-        let body = json!({"messages": [{"role": "user", "content": "hello"}]}).to_string();
-        http(
-            &addr,
-            "POST",
-            "/v1/route",
-            &[("content-type", "application/json")],
-            body.as_bytes(),
-        )
-    });
+    let pending = in_flight(&s.addr);
     std::thread::sleep(Duration::from_millis(300));
     signal(&s.child, "TERM");
     let started = Instant::now();
@@ -718,17 +724,7 @@ fn shutdown_says_when_requests_were_cut_off_and_a_second_signal_stops_at_once() 
     let _ = pending.join();
 
     let mut s = start(dir.path(), &["--model", &model, "--shutdown-grace", "60"]);
-    let addr = s.addr.clone();
-    let pending = std::thread::spawn(move || {
-        let body = json!({"messages": [{"role": "user", "content": "hello"}]}).to_string();
-        http(
-            &addr,
-            "POST",
-            "/v1/route",
-            &[("content-type", "application/json")],
-            body.as_bytes(),
-        )
-    });
+    let pending = in_flight(&s.addr);
     std::thread::sleep(Duration::from_millis(300));
     signal(&s.child, "TERM");
     std::thread::sleep(Duration::from_millis(300));
