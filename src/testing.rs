@@ -130,6 +130,20 @@ fn check_references(
     let tool_ids: Vec<String> = rs.tools().iter().map(|t| t.id.to_string()).collect();
     let skill_ids: Vec<String> = rs.skills().iter().map(|s| s.id.to_string()).collect();
     let rule_ids: Vec<String> = rs.rule_ids().map(str::to_owned).collect();
+    for (j, c) in case.model.iter().flat_map(|m| m.calls.iter().enumerate()) {
+        if c.unknown && tool_ids.contains(&c.tool) {
+            let d = Diagnostic::error(
+                "known-tool",
+                format!(
+                    "the case '{}' says tool '{}' is unknown, but the rules define it",
+                    case.name, c.tool
+                ),
+            )
+            .at(Some(at(&format!("/model/calls/{j}/unknown"))))
+            .hint("remove 'unknown: true', or name a tool the rules do not have");
+            out.push(d);
+        }
+    }
     let mut refer = |kind: &'static str, id: &str, known: &[String], pointer: String| {
         if !known.iter().any(|k| k == id) {
             let mut d = Diagnostic::error(
@@ -149,12 +163,14 @@ fn check_references(
     };
     if let Some(model) = &case.model {
         for (j, c) in model.calls.iter().enumerate() {
-            refer(
-                "unknown-tool",
-                &c.tool,
-                &tool_ids,
-                format!("/model/calls/{j}/tool"),
-            );
+            if !c.unknown {
+                refer(
+                    "unknown-tool",
+                    &c.tool,
+                    &tool_ids,
+                    format!("/model/calls/{j}/tool"),
+                );
+            }
         }
     }
     let e = &case.expect;

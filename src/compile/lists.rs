@@ -6,9 +6,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ruleset::ListDef;
-use super::{Compiler, SourceFile, source};
+use super::{Compiler, SourceFile, did_you_mean, source};
 use crate::diag::Diagnostic;
-use crate::text::{Normalizer, WordMatcher};
+use crate::rules::WordList;
+use crate::text::{
+    DEFAULT_GAP, ListOptions, ListSpec, Normalizer, NormalizerOptions, Scanner, WordMatcher,
+};
 
 impl Compiler<'_> {
     /// Every word list, in file order (a list defined twice is compiled once).
@@ -63,33 +66,59 @@ impl Compiler<'_> {
             .hint("a rules directory has one 'matching' section; merge the two");
             self.diagnostics.push(d);
         }
-        let mut folds = Vec::new();
-        for (from, to) in &m.folds {
+        let folds = self.char_pairs(file, "folds", &m.folds, true);
+        let look_alikes = self.char_pairs(file, "look_alikes", &m.look_alikes, false);
+        Normalizer::with_options(
+            folds,
+            NormalizerOptions {
+                compose: m.compose,
+                strip_invisible: m.strip_invisible,
+                look_alikes,
+                name_endings: m.file_name_endings,
+            },
+        )
+    }
+
+    /// Pairs of single characters from a `matching` map (`folds`: the first must not be
+    /// ASCII, which is only lower-cased).
+    fn char_pairs(
+        &mut self,
+        file: &SourceFile,
+        key: &str,
+        map: &std::collections::BTreeMap<String, String>,
+        non_ascii_first: bool,
+    ) -> Vec<(char, char)> {
+        let mut pairs = Vec::new();
+        for (from, to) in map {
             let mut f = from.chars();
             let mut t = to.chars();
             match (f.next(), f.next(), t.next(), t.next()) {
-                (Some(a), None, Some(b), None) if !a.is_ascii() => folds.push((a, b)),
+                (Some(a), None, Some(b), None) if !(non_ascii_first && a.is_ascii()) => {
+                    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
+                    pairs.push((lower(a), lower(b)));
+                }
                 _ => {
-                    let pointer = format!("/matching/folds/{}", source::escape(from));
-                    let d = Diagnostic::error(
-                        "bad-fold",
-                        format!(
-                            "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
-                        ),
-                    )
-                    .at(Some(file.locate_key(&pointer)));
+                    let pointer = format!("/matching/{key}/{}", source::escape(from));
+                    let rule = if non_ascii_first {
+                        "each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
+                    } else {
+                        "each side must be one character"
+                    };
+                    let d =
+                        Diagnostic::error("bad-fold", format!("{key} '{from}' → '{to}': {rule}"))
+                            .at(Some(file.locate_key(&pointer)));
                     self.diagnostics.push(d);
                 }
             }
         }
-        Normalizer::new(folds)
+        pairs
     }
 
     fn word_list(
         &mut self,
         file: &SourceFile,
         i: usize,
-        l: &crate::rules::WordList,
+        l: &WordList,
         normalizer: &Normalizer,
     ) -> ListDef {
         let keys: Vec<String> = l
@@ -172,9 +201,11 @@ impl Compiler<'_> {
             }
         }
         let mut seen_patterns: HashMap<&str, usize> = HashMap::new();
+        let mut patterns = Vec::with_capacity(l.patterns.len());
         for (j, pat) in l.patterns.iter().enumerate() {
             let p = format!("/word_lists/{i}/patterns/{j}");
-            if let Err(e) = WordMatcher::compile_pattern(pat) {
+            let compiled = WordMatcher::compile_pattern(pat);
+            if let Err(e) = &compiled {
                 let code = match e {
                     crate::text::EntryError::MatchesEmpty => "matches-empty",
                     _ => "bad-regex",
@@ -199,6 +230,7 @@ impl Compiler<'_> {
                 }
                 self.diagnostics.push(d);
             }
+            patterns.push(compiled.ok());
             if let Some(first) = seen_patterns.insert(pat.as_str(), j) {
                 self.warn(
                     "duplicate-entry",
@@ -220,15 +252,7 @@ impl Compiler<'_> {
                 &format!("/word_lists/{i}/id"),
             );
         }
-        let matcher = WordMatcher::new(&l.words, &l.patterns, normalizer);
-        if let Some(e) = matcher.error() {
-            self.error(
-                "list-too-large",
-                format!("word list '{}' cannot be compiled: {e}", l.id),
-                file,
-                &format!("/word_lists/{i}"),
-            );
-        }
+        let options = self.list_options(file, i, l);
         let entry_at = (0..l.words.len())
             .map(|j| file.locate(&format!("/word_lists/{i}/words/{j}")))
             .chain(
@@ -238,12 +262,78 @@ impl Compiler<'_> {
             .collect();
         ListDef {
             id: Arc::from(l.id.as_str()),
-            matcher,
+            patterns,
+            options,
             entries: l.words.iter().chain(&l.patterns).cloned().collect(),
             words: l.words.len(),
             at: file.locate(&format!("/word_lists/{i}/id")),
             entry_at,
         }
+    }
+}
+
+impl Compiler<'_> {
+    /// `gap`, `typos_from` and `negated_by`, with the negating list resolved.
+    fn list_options(&mut self, file: &SourceFile, i: usize, l: &WordList) -> ListOptions {
+        let negated_by = l.negated_by.as_ref().and_then(|n| {
+            let pointer = format!("/word_lists/{i}/negated_by/list");
+            match self.list_ids.get(&n.list) {
+                Some(_) if n.list == l.id => {
+                    self.error(
+                        "self-negation",
+                        format!("word list '{}' cannot be negated by itself", l.id),
+                        file,
+                        &pointer,
+                    );
+                    None
+                }
+                Some(&k) => {
+                    self.list_used[k] = true;
+                    Some((k, n.within))
+                }
+                None => {
+                    let hint = did_you_mean(&n.list, self.list_ids.keys());
+                    let mut d = Diagnostic::error(
+                        "unknown-list",
+                        format!("negated_by: no word list '{}'", n.list),
+                    )
+                    .at(Some(file.locate(&pointer)));
+                    if let Some(h) = hint {
+                        d = d.hint(h);
+                    }
+                    self.diagnostics.push(d);
+                    None
+                }
+            }
+        });
+        ListOptions {
+            gap: l.gap.unwrap_or(DEFAULT_GAP),
+            typos_from: l.typos_from,
+            negated_by,
+        }
+    }
+
+    /// The one-pass matcher over every list; an automaton too large to build is an error.
+    pub(super) fn scanner(&mut self, lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
+        let specs: Vec<ListSpec<'_>> = lists
+            .iter()
+            .map(|l| ListSpec {
+                words: &l.entries[..l.words],
+                patterns: &l.patterns,
+                options: &l.options,
+            })
+            .collect();
+        let scanner = Scanner::new(&specs, normalizer);
+        if let Some(e) = scanner.error() {
+            let d = Diagnostic::error(
+                "list-too-large",
+                format!("the word lists cannot be compiled: {e}"),
+            )
+            .at(lists.first().map(|l| l.at.clone()))
+            .hint("split long lists of stems into fewer, shorter entries");
+            self.diagnostics.push(d);
+        }
+        scanner
     }
 }
 

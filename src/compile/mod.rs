@@ -276,6 +276,7 @@ impl<'a> Compiler<'a> {
         self.symbols();
         let normalizer = self.normalizer();
         let lists = self.lists(&normalizer);
+        let scanner = self.scanner(&lists, &normalizer);
         let skills = self.skills();
         let tools = self.tools();
         self.integrations();
@@ -303,6 +304,7 @@ impl<'a> Compiler<'a> {
             skills,
             skill_ids: self.skill_ids.clone(),
             lists,
+            scanner,
             pre_rules,
             router,
             search,

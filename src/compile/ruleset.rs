@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::contract::GenerationMode;
 use crate::diag::Location;
-use crate::text::{Normalizer, WordMatcher};
+use crate::text::{ListOptions, Normalizer, Scanner};
 
 /// A ruleset ready to route messages.
 #[derive(Debug)]
@@ -24,6 +24,8 @@ pub struct RuleSet {
     pub(crate) skills: Vec<SkillDef>,
     pub(crate) skill_ids: HashMap<String, usize>,
     pub(crate) lists: Vec<ListDef>,
+    /// Every list, matched in one pass.
+    pub(crate) scanner: Scanner,
     pub(crate) pre_rules: Vec<PreRuleDef>,
     pub(crate) router: RouterDef,
     pub(crate) search: Option<SearchDef>,
@@ -121,7 +123,9 @@ pub struct SkillDef {
 #[derive(Debug)]
 pub(crate) struct ListDef {
     pub id: Arc<str>,
-    pub matcher: WordMatcher,
+    /// Its patterns, compiled (`None` for one that does not compile).
+    pub patterns: Vec<Option<regex::Regex>>,
+    pub options: ListOptions,
     /// `words` then `patterns`, as written, for the trace.
     pub entries: Vec<String>,
     /// How many of `entries` are words (the rest are patterns).

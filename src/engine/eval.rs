@@ -2,7 +2,6 @@
 //! a result for the trace. Evaluation allocates nothing but what a file-name lookup needs;
 //! explanations are only built for rules that fired.
 
-use std::cell::Cell;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -11,7 +10,7 @@ use super::Pending;
 use crate::compile::RuleSet;
 use crate::compile::ruleset::{Cond, SkillIs};
 use crate::contract::Request;
-use crate::text::{self, Hit};
+use crate::text::{self, Hit, Hits, Normalized};
 
 /// What conditions look at: the request, its message normalised once, and the skill as it is
 /// at this point of the pipeline.
@@ -20,14 +19,15 @@ pub(crate) struct Ctx<'a> {
     pub req: &'a Request,
     /// The user's message, normalised by the ruleset's [`crate::text::Normalizer`].
     pub text: &'a str,
+    /// The same, with where its characters were in the original message.
+    pub norm: &'a Normalized,
     /// Its length in characters.
     pub chars: usize,
     pub skill: Option<usize>,
     /// Test coverage only: records the word lists consulted. `None` on the decision path.
     pub probe: Option<&'a super::probe::Probe>,
-    /// The last word-list hit `eval` found, so explaining a rule that fired does not scan the
-    /// message again.
-    pub last_hit: Cell<Option<(usize, Hit)>>,
+    /// What the message matched, every word list at once (one scan per message).
+    pub hits: Hits,
 }
 
 /// The explanation of a trace step: facts joined by `; `, built in one string.
@@ -64,13 +64,7 @@ impl Ctx<'_> {
                 if let Some(probe) = self.probe {
                     probe.mark(*l);
                 }
-                match self.rs.lists[*l].matcher.find(self.text) {
-                    Some(hit) => {
-                        self.last_hit.set(Some((*l, hit)));
-                        true
-                    }
-                    None => false,
-                }
+                self.hits.get(*l).is_some()
             }
             Cond::SkillActive(SkillIs::Any) => self.skill.is_some(),
             Cond::SkillActive(SkillIs::None) => self.skill.is_none(),
@@ -123,9 +117,20 @@ impl Ctx<'_> {
             )),
             Cond::Mentions(l) => {
                 let list = &self.rs.lists[*l];
-                match self.find(*l) {
-                    Some(hit) => self.describe_hit(&list.entries, &list.id, hit, out),
-                    None => out.fact(format_args!("nothing from '{}'", list.id)),
+                match (self.hits.get(*l), self.hits.negated(*l)) {
+                    (Some(hit), _) => self.describe_hit(&list.entries, &list.id, hit, out),
+                    (None, Some(n)) => {
+                        let (s, e) = self.norm.char_span(n.hit.start, n.hit.end);
+                        let by = &self.rs.lists[n.by.list as usize];
+                        let negation = &self.text[n.by.hit.start..n.by.hit.end];
+                        out.fact(format_args!(
+                            "nothing from '{}': '{}' at {s}..{e} is negated by '{negation}' ({})",
+                            list.id,
+                            &self.text[n.hit.start..n.hit.end],
+                            by.id
+                        ));
+                    }
+                    (None, None) => out.fact(format_args!("nothing from '{}'", list.id)),
                 }
             }
             Cond::SkillActive(_) => match self.skill {
@@ -156,7 +161,7 @@ impl Ctx<'_> {
             },
             Cond::OpenFileNamed(_) => match (self.open_file(), self.open_file_named()) {
                 (Some(f), Some((s, e))) => {
-                    let (s, e) = hit_chars(self.text, s, e);
+                    let (s, e) = self.norm.char_span(s, e);
                     out.fact(format_args!("the open file '{f}' is named at {s}..{e}"))
                 }
                 (Some(f), None) => out.fact(format_args!("the open file '{f}' is not named")),
@@ -200,28 +205,47 @@ impl Ctx<'_> {
         }
     }
 
-    /// The first hit of word list `l`, remembered from `eval` when it was the last list found.
-    fn find(&self, l: usize) -> Option<Hit> {
-        match self.last_hit.get() {
-            Some((list, hit)) if list == l => Some(hit),
-            _ => self.rs.lists[l].matcher.find(self.text),
-        }
-    }
-
     /// `matched 'where to buy' (buying: 'where to b') at 0..12`.
     pub fn describe_hit(&self, entries: &[String], list: &str, hit: Hit, out: &mut Why) {
-        let (s, e) = hit.char_span(self.text);
+        let (s, e) = self.norm.char_span(hit.start, hit.end);
         let matched = &self.text[hit.start..hit.end];
         let entry = entries.get(hit.entry).map_or("", String::as_str);
+        let typo = match (hit.typo, self.norm.folded_within(hit.start, hit.end)) {
+            (true, true) => ", one letter off, look-alike letters read as their twins",
+            (true, false) => ", one letter off",
+            (false, true) => ", look-alike letters read as their twins",
+            (false, false) => "",
+        };
         out.fact(format_args!(
-            "matched '{matched}' ({list}: '{entry}') at {s}..{e}"
+            "matched '{matched}' ({list}: '{entry}'{typo}) at {s}..{e}"
         ));
     }
 
+    /// Whether the assistant's last message ends with a question mark, after whatever people
+    /// and assistants put after one: spaces, emoji, closing brackets and quotes.
     pub fn assistant_asked(&self) -> bool {
-        self.req
-            .last_assistant()
-            .is_some_and(|m| m.trim_end().ends_with('?'))
+        self.req.last_assistant().is_some_and(|m| {
+            m.trim_end_matches(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        ')' | ']'
+                            | '}'
+                            | '»'
+                            | '"'
+                            | '\''
+                            | '”'
+                            | '’'
+                            | '!'
+                            | ':'
+                            | ';'
+                            | '-'
+                            | '='
+                    )
+                    || is_pictograph(c)
+            })
+            .ends_with('?')
+        })
     }
 
     fn ui_mode(&self) -> Option<&str> {
@@ -233,7 +257,9 @@ impl Ctx<'_> {
     }
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
-        text::find_phrase(self.text, &self.rs.normalizer.normalize(self.open_file()?))
+        let norm = &self.rs.normalizer;
+        let name = norm.normalize(text::base_name(self.open_file()?));
+        text::find_phrase(self.text, &norm.name_stems(&name))
     }
 
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
@@ -255,11 +281,9 @@ fn argument<'c>(call: Option<&'c Pending>, name: &str) -> Option<&'c Value> {
     call?.arguments.get(name)
 }
 
-fn hit_chars(text: &str, start: usize, end: usize) -> (usize, usize) {
-    Hit {
-        entry: 0,
-        start,
-        end,
-    }
-    .char_span(text)
+/// Emoji and pictographs, their modifiers and joiners: what people put after a sentence.
+fn is_pictograph(c: char) -> bool {
+    matches!(c as u32,
+        0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0xFE0E | 0xFE0F | 0x200D
+        | 0x20E3 | 0xE0020..=0xE007F)
 }

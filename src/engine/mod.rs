@@ -20,6 +20,7 @@ use crate::contract::{
     Call, Decision, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
 };
 use crate::model::Model;
+use crate::text::Normalized;
 use eval::Ctx;
 
 /// A call on its way through the pipeline.
@@ -69,11 +70,11 @@ pub fn decide_without_model(rs: &RuleSet, req: &Request) -> Result<Decision, Req
     Ok(run.finish())
 }
 
-fn prepare(rs: &RuleSet, req: &Request) -> Result<String, RequestError> {
+fn prepare(rs: &RuleSet, req: &Request) -> Result<Normalized, RequestError> {
     req.check()?;
     Ok(rs
         .normalizer
-        .normalize(req.user_message().unwrap_or_default()))
+        .normalize_mapped(req.user_message().unwrap_or_default()))
 }
 
 /// The state of one message in the pipeline.
@@ -87,7 +88,7 @@ pub(crate) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(rs: &'a RuleSet, req: &'a Request, normalized: &'a str) -> Self {
+    fn new(rs: &'a RuleSet, req: &'a Request, normalized: &'a Normalized) -> Self {
         let mut trace = Vec::new();
         let skill = req.skill.as_deref().and_then(|id| {
             let found = rs.skill_ids.get(id).copied();
@@ -105,11 +106,12 @@ impl<'a> Run<'a> {
             cx: Ctx {
                 rs,
                 req,
-                text: normalized,
+                text: &normalized.text,
+                norm: normalized,
                 chars: req.user_message().map_or(0, |m| m.chars().count()),
                 skill,
                 probe: None,
-                last_hit: std::cell::Cell::new(None),
+                hits: rs.scanner.scan(&normalized.text),
             },
             calls: Vec::new(),
             model_called: false,

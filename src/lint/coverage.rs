@@ -120,16 +120,14 @@ impl Coverage {
         let text = rs
             .normalizer
             .normalize(request.user_message().unwrap_or_default());
-        for l in probe.consulted() {
-            let (Some(list), Some(cov)) = (rs.lists.get(l), self.lists.get_mut(l)) else {
-                continue;
-            };
-            list.matcher.each_entry_in(&text, |e| {
-                if let Some(item) = cov.entries.get_mut(e) {
-                    item.covered = true;
-                }
-            });
-        }
+        let consulted: Vec<usize> = probe.consulted().collect();
+        rs.scanner.each_entry_in(&text, |l, e| {
+            if consulted.contains(&l)
+                && let Some(item) = self.lists.get_mut(l).and_then(|c| c.entries.get_mut(e))
+            {
+                item.covered = true;
+            }
+        });
     }
 
     /// (exercised, all) rules.

@@ -76,6 +76,25 @@ pub struct Matching {
     #[serde(default)]
     #[schemars(schema_with = "folds_schema")]
     pub folds: std::collections::BTreeMap<String, String>,
+    /// Compose a letter typed as a base and a combining mark into one (Unicode NFC: «й» typed
+    /// as «и» + a breve), and drop marks that compose with nothing (stress accents).
+    #[serde(default)]
+    pub compose: bool,
+    /// Remove invisible format characters (zero-width joiners, soft hyphens, byte-order
+    /// marks); a zero-width space counts as a space.
+    #[serde(default)]
+    pub strip_invisible: bool,
+    /// Letters that look alike in two scripts, after lower-casing, one character each: in a
+    /// word written mostly in one script, a look-alike of the other is read as its twin.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[schemars(schema_with = "folds_schema")]
+    pub look_alikes: std::collections::BTreeMap<String, String>,
+    /// How many letters at the end of each word of the open file's name may differ when a
+    /// message names it, so inflected forms count («Расходы.xlsx» → «в расходах»). The
+    /// extension is never needed. Default 0.
+    #[serde(default)]
+    #[schemars(range(max = 4))]
+    pub file_name_endings: usize,
 }
 
 /// A tool in the registry.
@@ -162,6 +181,36 @@ pub struct WordList {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1), inner(length(min = 1)))]
     pub patterns: Vec<String>,
+    /// How many other words a `…` between two words of an entry allows (default 2):
+    /// `сколько … стоит` then matches "сколько сейчас стоит".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 6))]
+    pub gap: Option<usize>,
+    /// Stems with at least this many letters also match a word with one typo (a letter wrong,
+    /// missing, extra, or two swapped; never the first letter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 4, max = 40))]
+    pub typos_from: Option<usize>,
+    /// A match right after a word of another list (e.g. "не", "нельзя") does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negated_by: Option<Negation>,
+}
+
+/// Which list negates a match, and how close it must stand.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Negation {
+    /// The id of the word list holding the negations.
+    pub list: String,
+    /// How many words may stand between the negation and the match (default 1: "не удаляй",
+    /// "не надо удалять").
+    #[serde(default = "default_within")]
+    #[schemars(range(max = 5))]
+    pub within: usize,
+}
+
+fn default_within() -> usize {
+    1
 }
 
 /// A rule tried before the model.

@@ -59,6 +59,10 @@ pub struct ScriptedCall {
     /// Its arguments.
     #[serde(default = "empty_object")]
     pub arguments: Value,
+    /// The tool is not in the rules on purpose: the case shows what happens when the model
+    /// names a tool that does not exist (otherwise such a name is refused as a typo).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
 }
 
 fn empty_object() -> Value {

@@ -1,0 +1,189 @@
+//! Text matching. The user's message is normalised once per request (lower case, then the
+//! character folds the rules define, e.g. a letter written two ways; character for character,
+//! so character offsets in the normalised text are offsets in the original), and all word
+//! lists of a ruleset are matched in one pass by a [`Scanner`].
+//!
+//! Why not one regex with `\b`: Unicode `\b` makes `RegexSet` fall back to a slow engine on
+//! Cyrillic text (hundreds of microseconds for sixty patterns); the scanner's automata cost
+//! well under one, and run a pattern only where one of its literal prefixes occurs.
+
+mod fuzzy;
+mod normalize;
+mod phrase;
+mod scan;
+
+use normalize::TABLE_LEN;
+pub use normalize::{Normalized, Normalizer, NormalizerOptions};
+pub use phrase::{GAP, find_phrase};
+pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner, WordMatcher};
+
+use regex::{Regex, RegexBuilder};
+
+/// How many other words a `…` in a `words` entry allows when the list does not say.
+pub const DEFAULT_GAP: usize = 2;
+
+/// A word character for boundary checks.
+fn is_word(c: char) -> bool {
+    word_table()
+        .get(c as usize)
+        .copied()
+        .unwrap_or_else(|| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether each of the first code points is a word character, computed once: `is_alphanumeric`
+/// searches the Unicode tables for every non-ASCII character, and boundaries are checked often.
+fn word_table() -> &'static [bool; TABLE_LEN] {
+    static TABLE: std::sync::OnceLock<Box<[bool; TABLE_LEN]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = Box::new([false; TABLE_LEN]);
+        for (u, slot) in (0u32..).zip(table.iter_mut()) {
+            *slot = char::from_u32(u).is_some_and(|c| c.is_alphanumeric() || c == '_');
+        }
+        table
+    })
+}
+
+/// Whether the character at byte `i` of `text` (a char boundary) is a word character, and its
+/// length; `None` at the end. Two-byte characters (Cyrillic) are decoded by hand.
+#[inline]
+fn char_at(table: &[bool; TABLE_LEN], text: &str, i: usize) -> Option<(bool, usize)> {
+    let bytes = text.as_bytes();
+    let b = *bytes.get(i)?;
+    Some(if b < 0x80 {
+        (table[usize::from(b)], 1)
+    } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
+        (
+            table[(usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F)],
+            2,
+        )
+    } else {
+        let c = text[i..].chars().next()?;
+        (is_word(c), c.len_utf8())
+    })
+}
+
+/// Calls `f` with the byte offset of every word start in `text` until it returns `true`.
+fn each_word_start(text: &str, mut f: impl FnMut(usize) -> bool) -> bool {
+    let table = word_table();
+    let mut previous_is_word = false;
+    let mut i = 0;
+    while let Some((word, len)) = char_at(table, text, i) {
+        if word && !previous_is_word && f(i) {
+            return true;
+        }
+        previous_is_word = word;
+        i += len;
+    }
+    false
+}
+
+/// Length in bytes of the run of word characters at the start of `text`.
+fn word_len(text: &str) -> usize {
+    let table = word_table();
+    let mut i = 0;
+    while let Some((true, len)) = char_at(table, text, i) {
+        i += len;
+    }
+    i
+}
+
+/// Characters allowed between the words of a phrase entry.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '-' | '‐' | '‑' | '–' | '—' | '_')
+}
+
+/// A match in normalised text: which entry, and its byte span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Index of the entry in the list's `words` followed by its `patterns`.
+    pub entry: usize,
+    /// Byte offset of the start, in the normalised text.
+    pub start: usize,
+    /// Byte offset of the end, in the normalised text.
+    pub end: usize,
+    /// Whether it matched with one typo.
+    pub typo: bool,
+}
+
+impl Hit {
+    /// The span in characters (the same in the original and the normalised text).
+    pub fn char_span(&self, normalized: &str) -> (usize, usize) {
+        let start = normalized[..self.start].chars().count();
+        let len = normalized[self.start..self.end].chars().count();
+        (start, start + len)
+    }
+}
+
+/// Why a word-list entry was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// Blank entry.
+    #[error("the entry is empty")]
+    Empty,
+    /// A `$` that is not at the end of a word.
+    #[error("'$' may only end a word")]
+    MisplacedDollar,
+    /// A `…` that does not stand between two words.
+    #[error("'…' may only stand between two words")]
+    MisplacedGap,
+    /// A regex that does not compile or is too big.
+    #[error("{0}")]
+    Regex(String),
+    /// A regex that matches everywhere.
+    #[error("the pattern matches the empty string, so it would match every message")]
+    MatchesEmpty,
+}
+
+/// A file name without its extension (a final `.` and one to five letters or digits).
+pub fn base_name(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((base, ext))
+            if !base.trim().is_empty()
+                && (1..=5).contains(&ext.chars().count())
+                && ext.chars().all(char::is_alphanumeric) =>
+        {
+            base
+        }
+        _ => name,
+    }
+}
+
+/// Longest regex source accepted from a rule file.
+pub const MAX_PATTERN_LEN: usize = 1_000;
+/// Compiled size limit for one rule regex.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Compiles one `patterns` entry with the size limits for untrusted regexes.
+pub fn compile_pattern(pattern: &str) -> Result<Regex, EntryError> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return Err(EntryError::Regex(format!(
+            "the pattern is {} characters long; the limit is {MAX_PATTERN_LEN}",
+            pattern.len()
+        )));
+    }
+    let re = RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .nest_limit(64)
+        .build()
+        .map_err(|e| EntryError::Regex(regex_message(&e)))?;
+    if re.is_match("") {
+        return Err(EntryError::MatchesEmpty);
+    }
+    Ok(re)
+}
+
+fn regex_message(e: &regex::Error) -> String {
+    match e {
+        regex::Error::CompiledTooBig(limit) => {
+            format!(
+                "the pattern is too complex (compiled size over {limit} bytes); split or simplify it"
+            )
+        }
+        other => {
+            // The syntax error's own text already points at the offending part of the pattern.
+            let text = other.to_string();
+            format!("the pattern is not a valid regular expression:\n{text}")
+        }
+    }
+}

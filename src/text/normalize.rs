@@ -1,0 +1,395 @@
+//! Normalisation of messages and word-list entries, configured by the rules' `matching`
+//! section: lower case and one-for-one folds always; then, when asked, canonical composition
+//! (a letter typed as a base and a combining mark becomes one letter, stray marks such as
+//! stress accents are dropped), invisible format characters removed (a zero-width space counts
+//! as a space), and look-alike letters of another script read as the word's own script.
+//!
+//! When characters are removed or composed, [`Normalized`] keeps, for each character, where it
+//! was in the original message, so spans in the trace still point into what the user wrote.
+
+use unicode_normalization::char::{compose, is_combining_mark};
+
+/// Characters below this are lower-cased and folded by one table lookup (Latin, Greek,
+/// Cyrillic, Armenian, Hebrew, Arabic); above it, by the Unicode tables.
+pub(super) const TABLE_LEN: usize = 0x800;
+
+/// What normalisation does beyond lower case and folds.
+#[derive(Debug, Clone, Default)]
+pub struct NormalizerOptions {
+    /// Compose base letters with combining marks (NFC) and drop marks that do not compose.
+    pub compose: bool,
+    /// Remove invisible format characters; a zero-width space becomes a space.
+    pub strip_invisible: bool,
+    /// Pairs of letters that look alike in two scripts (after lower-casing), e.g. a Latin and
+    /// a Cyrillic `a`. In a word written mostly in one script, a letter of the other script
+    /// that has a look-alike is read as its look-alike.
+    pub look_alikes: Vec<(char, char)>,
+    /// How many letters at the end of each word of a file name may differ when the message
+    /// names the file («Расходы» named as «в расходах»); stems keep at least three letters.
+    pub name_endings: usize,
+}
+
+/// Lower-cases text and applies the rules' character folds and options.
+///
+/// The mapping of the first `TABLE_LEN` code points is computed once, when the rules are
+/// compiled: on the hot path a character costs one array read instead of a search through the
+/// Unicode case tables (which was most of a decision's time).
+#[derive(Debug, Clone)]
+pub struct Normalizer {
+    /// (from, to) pairs, applied after lower-casing.
+    folds: Vec<(char, char)>,
+    /// The normalised form of every code point below `TABLE_LEN`.
+    table: Box<[char; TABLE_LEN]>,
+    options: NormalizerOptions,
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        Self::new([])
+    }
+}
+
+/// A normalised message: the text the rules match, and where its characters came from.
+#[derive(Debug, Clone, Default)]
+pub struct Normalized {
+    pub text: String,
+    /// For each character of `text`, its index among the original's characters, then the
+    /// original's length; `None` when the two line up one to one.
+    origin: Option<Vec<u32>>,
+    /// Byte offsets in `text` of letters read through a look-alike of another script.
+    folded: Vec<usize>,
+}
+
+impl Normalized {
+    /// The span `start..end` (bytes of `text`) in characters of the original message.
+    pub fn char_span(&self, start: usize, end: usize) -> (usize, usize) {
+        let s = self.text[..start].chars().count();
+        let e = s + self.text[start..end].chars().count();
+        match &self.origin {
+            None => (s, e),
+            Some(o) => {
+                let at = |k: usize| o.get(k).map_or(k, |&v| v as usize);
+                (at(s), at(e))
+            }
+        }
+    }
+
+    /// Whether a letter in `start..end` was read through a look-alike of another script.
+    pub fn folded_within(&self, start: usize, end: usize) -> bool {
+        self.folded.iter().any(|&b| (start..end).contains(&b))
+    }
+}
+
+impl Normalizer {
+    /// A normaliser with these folds (each applied after lower-casing) and nothing else.
+    pub fn new(folds: impl IntoIterator<Item = (char, char)>) -> Self {
+        Self::with_options(folds, NormalizerOptions::default())
+    }
+
+    /// A normaliser with these folds and options.
+    pub fn with_options(
+        folds: impl IntoIterator<Item = (char, char)>,
+        options: NormalizerOptions,
+    ) -> Self {
+        let folds: Vec<(char, char)> = folds.into_iter().collect();
+        let mut table = Box::new(['\0'; TABLE_LEN]);
+        for (u, slot) in (0u32..).zip(table.iter_mut()) {
+            *slot = char::from_u32(u).map_or('\u{FFFD}', |c| slow_fold(&folds, c));
+        }
+        Self {
+            folds,
+            table,
+            options,
+        }
+    }
+
+    /// The normalised text.
+    pub fn normalize(&self, text: &str) -> String {
+        self.normalize_mapped(text).text
+    }
+
+    /// The normalised text, with where each character came from.
+    pub fn normalize_mapped(&self, text: &str) -> Normalized {
+        if text.is_ascii() {
+            return Normalized {
+                text: text.to_ascii_lowercase(),
+                ..Normalized::default()
+            };
+        }
+        let o = &self.options;
+        if !o.compose && !o.strip_invisible && o.look_alikes.is_empty() {
+            return Normalized {
+                text: self.fold_all(text),
+                ..Normalized::default()
+            };
+        }
+        let mut chars: Vec<char> = Vec::with_capacity(text.len());
+        let mut origin: Vec<u32> = Vec::new();
+        let mut shifted = false;
+        let mut total = 0u32;
+        for (k, c) in (0u32..).zip(text.chars()) {
+            total = k + 1;
+            if o.strip_invisible {
+                match invisible(c) {
+                    Some(Invisible::Space) => {
+                        chars.push(' ');
+                        origin.push(k);
+                        continue;
+                    }
+                    Some(Invisible::Remove) => {
+                        shifted = true;
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+            if o.compose && is_combining_mark(c) {
+                shifted = true;
+                if let Some(last) = chars.last_mut()
+                    && let Some(composed) = compose(*last, c)
+                {
+                    *last = self.fold(composed);
+                }
+                continue;
+            }
+            chars.push(self.fold(c));
+            origin.push(k);
+        }
+        origin.push(total);
+        let folded = if o.look_alikes.is_empty() {
+            Vec::new()
+        } else {
+            fold_look_alikes(&mut chars, &o.look_alikes)
+        };
+        let text: String = chars.iter().collect();
+        let folded = if folded.is_empty() {
+            folded
+        } else {
+            // Character indices to byte offsets.
+            let mut bytes = Vec::with_capacity(folded.len());
+            let mut at = 0;
+            let mut next = folded.iter().peekable();
+            for (k, c) in chars.iter().enumerate() {
+                if next.peek() == Some(&&k) {
+                    bytes.push(at);
+                    next.next();
+                }
+                at += c.len_utf8();
+            }
+            bytes
+        };
+        Normalized {
+            text,
+            origin: shifted.then_some(origin),
+            folded,
+        }
+    }
+
+    /// A normalised file name as stems: each word without its last `name_endings` letters.
+    pub fn name_stems(&self, name: &str) -> String {
+        let n = self.options.name_endings;
+        let mut out = String::with_capacity(name.len());
+        for word in name.split(super::is_separator).filter(|w| !w.is_empty()) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            let letters = word.chars().count();
+            let keep = if word.chars().all(super::is_word) && letters > 3 {
+                letters - n.min(letters - 3)
+            } else {
+                letters
+            };
+            out.extend(word.chars().take(keep));
+        }
+        out
+    }
+
+    /// Lower case and folds, character for character.
+    fn fold_all(&self, text: &str) -> String {
+        let bytes = text.as_bytes();
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                out.push(char::from(b.to_ascii_lowercase()));
+                i += 1;
+            } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
+                // A two-byte sequence (valid, since `text` is a str): a code point below
+                // 0x800, so always inside the table.
+                let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
+                out.push(self.table[code]);
+                i += 2;
+            } else {
+                let Some(c) = text[i..].chars().next() else {
+                    break;
+                };
+                out.push(self.fold(c));
+                i += c.len_utf8();
+            }
+        }
+        out
+    }
+
+    fn fold(&self, c: char) -> char {
+        match self.table.get(c as usize) {
+            Some(&f) => f,
+            None => slow_fold(&self.folds, c),
+        }
+    }
+}
+
+enum Invisible {
+    /// A zero-width space: it separates words.
+    Space,
+    /// Joiners, soft hyphens, byte-order marks: they sit inside words.
+    Remove,
+}
+
+fn invisible(c: char) -> Option<Invisible> {
+    match c {
+        '\u{200B}' => Some(Invisible::Space),
+        '\u{00AD}'
+        | '\u{180E}'
+        | '\u{200C}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}' => Some(Invisible::Remove),
+        _ => None,
+    }
+}
+
+/// The script a letter is written in, as far as look-alikes are concerned: the look-alike
+/// table says which two scripts there are (`a` of each pair is script 0, `b` script 1).
+fn fold_look_alikes(chars: &mut [char], pairs: &[(char, char)]) -> Vec<usize> {
+    let side = |c: char| -> Option<(usize, Option<char>)> {
+        for &(a, b) in pairs {
+            if c == a {
+                return Some((0, Some(b)));
+            }
+            if c == b {
+                return Some((1, Some(a)));
+            }
+        }
+        None
+    };
+    // Letters without a look-alike decide a word's script by the block they share with the
+    // pairs: same Unicode block as the pairs' first (or second) letters.
+    let block = |c: char| c as u32 >> 7;
+    let blocks: [Vec<u32>; 2] = [
+        pairs.iter().map(|p| block(p.0)).collect(),
+        pairs.iter().map(|p| block(p.1)).collect(),
+    ];
+    let mut folded = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !super::is_word(chars[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && super::is_word(chars[i]) {
+            i += 1;
+        }
+        let word = &chars[start..i];
+        // Letters certainly in script 0 or 1 (no look-alike), and look-alikes of each side.
+        let mut sure = [0usize; 2];
+        let mut alike = [0usize; 2];
+        for &c in word {
+            match side(c) {
+                Some((s, _)) => alike[s] += 1,
+                None if c.is_alphabetic() => {
+                    for (s, b) in blocks.iter().enumerate() {
+                        if b.contains(&block(c)) {
+                            sure[s] += 1;
+                            break;
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+        let present = |s: usize| sure[s] + alike[s] > 0;
+        if !(present(0) && present(1)) {
+            continue;
+        }
+        let target = match sure[0].cmp(&sure[1]) {
+            std::cmp::Ordering::Greater => 0,
+            std::cmp::Ordering::Less => 1,
+            std::cmp::Ordering::Equal => match (sure[0] + alike[0]).cmp(&(sure[1] + alike[1])) {
+                std::cmp::Ordering::Greater => 0,
+                std::cmp::Ordering::Less => 1,
+                std::cmp::Ordering::Equal => continue,
+            },
+        };
+        for (k, c) in chars[start..i].iter_mut().enumerate() {
+            if let Some((s, Some(other))) = side(*c)
+                && s != target
+            {
+                *c = other;
+                folded.push(start + k);
+            }
+        }
+    }
+    folded
+}
+
+/// Lower-cases one character (keeping it when its lower case is several characters) and
+/// applies the folds.
+fn slow_fold(folds: &[(char, char)], c: char) -> char {
+    let mut lower = c.to_lowercase();
+    let l = match (lower.next(), lower.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    };
+    folds
+        .iter()
+        .find(|(from, _)| *from == l)
+        .map_or(l, |&(_, to)| to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full() -> Normalizer {
+        Normalizer::with_options(
+            [('ё', 'е')],
+            NormalizerOptions {
+                compose: true,
+                strip_invisible: true,
+                look_alikes: vec![('a', 'а'), ('e', 'е'), ('o', 'о'), ('c', 'с'), ('p', 'р')],
+            },
+        )
+    }
+
+    #[test]
+    fn look_alikes_follow_the_word_script() {
+        let n = full();
+        let out = n.normalize_mapped("цeна на iPhone, курс дoллара, gmаil");
+        assert_eq!(out.text, "цена на iphone, курс доллара, gmail");
+        let at = out.text.find("цена").expect("folded");
+        assert!(out.folded_within(at, at + "цена".len()));
+        assert!(!out.folded_within(0, 0));
+        // A word all in look-alikes of one script is left alone.
+        assert_eq!(n.normalize("cop"), "cop");
+    }
+
+    #[test]
+    fn invisible_characters_and_marks_keep_offsets_in_the_original() {
+        let n = full();
+        let message = "сколько\u{200B}стоит наи\u{0306}ди моло\u{0301}ко";
+        let out = n.normalize_mapped(message);
+        assert_eq!(out.text, "сколько стоит найди молоко");
+        let start = out.text.find("молоко").expect("found");
+        let (s, e) = out.char_span(start, start + "молоко".len());
+        let original: String = message.chars().skip(s).take(e - s).collect();
+        assert_eq!(original, "моло\u{0301}ко");
+        assert_eq!(n.normalize("со\u{00AD}бака\u{FEFF}"), "собака");
+    }
+
+    #[test]
+    fn without_options_nothing_but_case_and_folds_changes() {
+        let n = Normalizer::new([('ё', 'е')]);
+        assert_eq!(n.normalize("Ещё цeна\u{200B}"), "еще цeна\u{200B}");
+    }
+}

@@ -1,0 +1,260 @@
+//! One `words` entry: a phrase of stems, each matched at a word start, with `$` for a whole
+//! word and `…` for a gap of a few other words between two of them.
+
+pub(super) use super::word_len;
+use super::{EntryError, is_separator, is_word};
+
+/// The token that allows other words between two words of an entry (`...` is read the same).
+pub const GAP: &str = "…";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Word {
+    pub stem: String,
+    /// `stem$`: the word must end with the stem.
+    pub whole: bool,
+    /// How many other words may stand before this one (0: only separators).
+    pub gap_before: usize,
+    /// Whether this word may be matched with one letter wrong, missing or extra.
+    pub fuzzy: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct Phrase {
+    pub words: Vec<Word>,
+}
+
+/// Parses an entry (already normalised). `gap` is how many words a `…` allows; `fuzzy_from`
+/// the length in characters from which a stem tolerates one typo (`None`: never).
+pub(super) fn parse_phrase(
+    entry: &str,
+    gap: usize,
+    fuzzy_from: Option<usize>,
+) -> Result<Phrase, EntryError> {
+    let mut words: Vec<Word> = Vec::new();
+    let mut pending_gap = 0;
+    for raw in entry.split_whitespace() {
+        if raw == GAP || raw == "..." {
+            if words.is_empty() {
+                return Err(EntryError::MisplacedGap);
+            }
+            pending_gap = gap;
+            continue;
+        }
+        let (stem, whole) = match raw.strip_suffix('$') {
+            Some(s) => (s, true),
+            None => (raw, false),
+        };
+        if stem.is_empty() || stem.contains('$') {
+            return Err(EntryError::MisplacedDollar);
+        }
+        let letters = stem.chars().filter(|&c| is_word(c)).count();
+        words.push(Word {
+            stem: stem.to_owned(),
+            whole,
+            gap_before: std::mem::take(&mut pending_gap),
+            fuzzy: fuzzy_from.is_some_and(|k| letters >= k),
+        });
+    }
+    if pending_gap > 0 {
+        return Err(EntryError::MisplacedGap);
+    }
+    if words.is_empty() {
+        return Err(EntryError::Empty);
+    }
+    Ok(Phrase { words })
+}
+
+/// A phrase from request data: `$` and `…` have no special meaning, and every word is a stem.
+pub(super) fn parse_phrase_literal(entry: &str) -> Option<Phrase> {
+    let words: Vec<Word> = entry
+        .split(is_separator)
+        .filter(|w| !w.is_empty())
+        .map(|w| Word {
+            stem: w.to_owned(),
+            whole: false,
+            gap_before: 0,
+            fuzzy: false,
+        })
+        .collect();
+    (!words.is_empty()).then_some(Phrase { words })
+}
+
+/// Whether the entry `general` matches wherever `specific` does (both normalised, parsed the
+/// same way), so that `specific` adds nothing to a list holding both: `mail` covers `mailbox`
+/// and `mail$`, `reply to` covers `reply to mail`. Entries with gaps or typo tolerance are
+/// never called redundant (the answer would need more than a word-by-word comparison).
+pub(super) fn covers(a: &Phrase, b: &Phrase) -> bool {
+    if a.words.len() > b.words.len()
+        || a.words
+            .iter()
+            .chain(&b.words)
+            .any(|w| w.gap_before > 0 || w.fuzzy)
+    {
+        return false;
+    }
+    let last = a.words.len() - 1;
+    a.words.iter().zip(&b.words).enumerate().all(|(i, (x, y))| {
+        let Some(rest) = y.stem.strip_prefix(x.stem.as_str()) else {
+            return false;
+        };
+        if x.whole {
+            return rest.is_empty() && y.whole;
+        }
+        // Past a word that is not the phrase's last, the matcher only skips the rest of a
+        // word (letters, digits), then a separator.
+        let ends_in_word = x.stem.chars().next_back().is_some_and(is_word);
+        i == last || rest.is_empty() || (ends_in_word && rest.chars().all(is_word))
+    })
+}
+
+/// Finds `needle` (a phrase of stems, e.g. a file name, normalised) in `text` (normalised).
+/// Used for values that come with the request, so nothing is precompiled.
+pub fn find_phrase(text: &str, needle: &str) -> Option<(usize, usize)> {
+    let phrase = parse_phrase_literal(needle)?;
+    let first = &phrase.words[0].stem;
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(first.as_str()) {
+        let start = from + pos;
+        if starts_word(text, start, &phrase)
+            && let Some(end) = match_rest(text, start, &phrase, 0, first.len(), false)
+        {
+            return Some((start, end));
+        }
+        from = start + first.chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
+fn starts_word(text: &str, start: usize, phrase: &Phrase) -> bool {
+    let first_is_word = phrase
+        .words
+        .first()
+        .and_then(|w| w.stem.chars().next())
+        .is_some_and(is_word);
+    !first_is_word || !text[..start].chars().next_back().is_some_and(is_word)
+}
+
+/// The phrase's first word was found at `start..start + len` (`typo`: with one letter wrong);
+/// checks it ends well, then the other words one by one. Returns the end of the last word.
+pub(super) fn match_rest(
+    text: &str,
+    start: usize,
+    phrase: &Phrase,
+    word: usize,
+    len: usize,
+    typo: bool,
+) -> Option<usize> {
+    let w = phrase.words.get(word)?;
+    let mut pos = start + len;
+    let last_is_word = w.stem.chars().next_back().is_some_and(is_word);
+    let rest_of_word = word_len(&text[pos..]);
+    if w.whole && last_is_word && rest_of_word > 0 {
+        return None;
+    }
+    if last_is_word {
+        pos += rest_of_word;
+    }
+    let Some(next) = phrase.words.get(word + 1) else {
+        return Some(pos);
+    };
+    // Up to `gap_before` other words may stand between this word and the next.
+    for _ in 0..=next.gap_before {
+        let skipped = if next.gap_before > 0 {
+            text[pos..]
+                .chars()
+                .take_while(|&c| !is_word(c))
+                .map(char::len_utf8)
+                .sum()
+        } else {
+            text[pos..]
+                .chars()
+                .take_while(|&c| is_separator(c))
+                .map(char::len_utf8)
+                .sum::<usize>()
+        };
+        if skipped == 0 {
+            return None;
+        }
+        pos += skipped;
+        if let Some(end) = match_word_at(text, pos, phrase, word + 1, typo) {
+            return Some(end);
+        }
+        // Skip one word and try again after it.
+        let skip = word_len(&text[pos..]);
+        if skip == 0 {
+            return None;
+        }
+        pos += skip;
+    }
+    None
+}
+
+/// Matches word `word` of the phrase at `pos` (a word start) and the words after it.
+fn match_word_at(
+    text: &str,
+    pos: usize,
+    phrase: &Phrase,
+    word: usize,
+    typo: bool,
+) -> Option<usize> {
+    let w = &phrase.words[word];
+    if text[pos..].starts_with(w.stem.as_str()) {
+        return match_rest(text, pos, phrase, word, w.stem.len(), typo);
+    }
+    // One typo per phrase: the first fuzzy word that needs it spends it.
+    if w.fuzzy && !typo {
+        for len in super::fuzzy::prefix_lengths(&w.stem, &text[pos..]) {
+            if let Some(end) = match_rest(text, pos, phrase, word, len, true) {
+                return Some(end);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(entry: &str, text: &str) -> Option<(usize, usize)> {
+        let p = parse_phrase(entry, 2, Some(5)).ok()?;
+        let first = &p.words[0].stem;
+        text.match_indices(first.as_str()).find_map(|(s, _)| {
+            starts_word(text, s, &p)
+                .then(|| match_rest(text, s, &p, 0, first.len(), false))
+                .flatten()
+                .map(|e| (s, e))
+        })
+    }
+
+    #[test]
+    fn a_gap_allows_a_few_words_between() {
+        assert!(find("сколько … стоит", "сколько стоит").is_some());
+        assert!(find("сколько … стоит", "сколько сейчас стоит пачка").is_some());
+        assert!(find("сколько … стоит", "сколько, блин, стоит").is_some());
+        assert!(find("сколько … стоит", "сколько у нас тут всего стоит").is_none());
+        assert!(find("сколько стоит", "сколько сейчас стоит").is_none());
+    }
+
+    #[test]
+    fn a_gap_must_stand_between_words() {
+        assert_eq!(
+            parse_phrase("… стоит", 2, None).err(),
+            Some(EntryError::MisplacedGap)
+        );
+        assert_eq!(
+            parse_phrase("стоит ...", 2, None).err(),
+            Some(EntryError::MisplacedGap)
+        );
+    }
+
+    #[test]
+    fn later_words_tolerate_one_typo() {
+        assert!(find("курс доллар", "курс долара").is_some());
+        assert!(find("курс доллар", "курс долара и евро").is_some());
+        assert!(
+            find("курс евро", "курс еврг").is_none(),
+            "short stems are exact"
+        );
+    }
+}

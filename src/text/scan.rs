@@ -1,0 +1,659 @@
+//! Every word list of a ruleset, matched in one pass over the message.
+//!
+//! All first stems of all lists are in two automata: stems that start with a word character in
+//! one anchored automaton walked at each word start, the others (and the literal prefixes of
+//! every regular pattern) in one unanchored Aho-Corasick automaton run once over the text.
+//! Each automaton hit points at the phrases that start with that stem (in any list), whose
+//! other words are then checked by hand; a pattern is only run from where one of its prefixes
+//! occurs. The result is the set of lists that matched, each with its first hit, so the cost of
+//! a message depends on what it contains, not on how many lists there are.
+
+use std::collections::HashMap;
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::nfa::contiguous;
+use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
+use regex::Regex;
+
+use super::fuzzy::FuzzyStems;
+use super::phrase::{self, Phrase, parse_phrase};
+use super::{Hit, Normalizer, each_word_start, is_word};
+
+/// Up to this many distinct first stems, the anchored automaton is a DFA (fastest); above it a
+/// contiguous NFA (the DFA's memory grows with stems × alphabet).
+const DFA_MAX_STEMS: usize = 3_000;
+
+/// How one list matches, beyond its entries.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// How many other words a `…` in an entry allows.
+    pub gap: usize,
+    /// Stems of at least this many letters also match with one typo.
+    pub typos_from: Option<usize>,
+    /// A match is ignored when a match of list `.0` ends at most `.1` words before it.
+    pub negated_by: Option<(usize, usize)>,
+}
+
+/// One list to compile: its `words` entries (as written), its compiled patterns (`None` for
+/// one that failed to compile: it never matches, and indices stay aligned), and options.
+#[derive(Debug, Clone, Copy)]
+pub struct ListSpec<'a> {
+    pub words: &'a [String],
+    pub patterns: &'a [Option<Regex>],
+    pub options: &'a ListOptions,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Phrase(u32),
+    Pattern(u32),
+}
+
+#[derive(Debug, Clone)]
+enum Anchor {
+    Dfa(dfa::DFA),
+    Nfa(contiguous::NFA),
+}
+
+#[derive(Debug, Clone)]
+struct Pattern {
+    re: Regex,
+    list: u32,
+    entry: u32,
+}
+
+/// The compiled word lists of a ruleset.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    phrases: Vec<Phrase>,
+    /// (list, entry) of each phrase.
+    owner: Vec<(u32, u32)>,
+    /// First stems starting with a word character, and the phrases each starts.
+    at_word_starts: Option<Anchor>,
+    word_heads: Vec<Vec<u32>>,
+    /// Typo-tolerant first stems, and the phrases each starts.
+    fuzzy: Option<FuzzyStems>,
+    fuzzy_heads: Vec<Vec<u32>>,
+    /// Other first stems and the patterns' prefixes.
+    anywhere: Option<AhoCorasick>,
+    any_heads: Vec<Vec<Target>>,
+    patterns: Vec<Pattern>,
+    /// Patterns with no literal prefix: run on every message.
+    unanchored: Vec<u32>,
+    negations: Vec<Option<(u32, usize)>>,
+    lists: usize,
+    error: Option<String>,
+}
+
+/// One match of one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListHit {
+    pub list: u32,
+    pub hit: Hit,
+}
+
+/// A match ignored because a negation stands before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negated {
+    pub list: u32,
+    pub hit: Hit,
+    /// The negation's list and its hit.
+    pub by: ListHit,
+}
+
+/// What one message matched: the first hit of each list that matched (sorted by list), and the
+/// first negated hit of lists that matched only negated.
+#[derive(Debug, Clone, Default)]
+pub struct Hits {
+    first: Vec<ListHit>,
+    negated: Vec<Negated>,
+}
+
+impl Hits {
+    /// The first hit of list `list`, if it matched.
+    pub fn get(&self, list: usize) -> Option<Hit> {
+        let i = self
+            .first
+            .binary_search_by_key(&list, |h| h.list as usize)
+            .ok()?;
+        Some(self.first[i].hit)
+    }
+
+    /// Why list `list` did not match although one of its entries occurs.
+    pub fn negated(&self, list: usize) -> Option<&Negated> {
+        self.negated.iter().find(|n| n.list as usize == list)
+    }
+
+    /// The lists that matched, in list order.
+    pub fn lists(&self) -> impl Iterator<Item = usize> + '_ {
+        self.first.iter().map(|h| h.list as usize)
+    }
+}
+
+impl Scanner {
+    /// Compiles `lists` (entries normalised by `norm`, as messages are). Entries must have passed
+    /// the compiler's checks; a bad one is skipped, never half-used.
+    pub fn new(lists: &[ListSpec<'_>], norm: &Normalizer) -> Self {
+        let mut s = Scanner {
+            phrases: Vec::new(),
+            owner: Vec::new(),
+            at_word_starts: None,
+            word_heads: Vec::new(),
+            fuzzy: None,
+            fuzzy_heads: Vec::new(),
+            anywhere: None,
+            any_heads: Vec::new(),
+            patterns: Vec::new(),
+            unanchored: Vec::new(),
+            negations: Vec::new(),
+            lists: lists.len(),
+            error: None,
+        };
+        let mut word_firsts: HashMap<String, usize> = HashMap::new();
+        let mut fuzzy_firsts: HashMap<String, usize> = HashMap::new();
+        let mut any_firsts: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut any_keys: Vec<Vec<u8>> = Vec::new();
+        for (l, spec) in lists.iter().enumerate() {
+            let list = u32::try_from(l).unwrap_or(u32::MAX);
+            s.negations.push(
+                spec.options
+                    .negated_by
+                    .map(|(n, w)| (u32::try_from(n).unwrap_or(u32::MAX), w)),
+            );
+            for (e, entry) in spec.words.iter().enumerate() {
+                let Ok(p) = parse_phrase(
+                    &norm.normalize(entry.trim()),
+                    spec.options.gap,
+                    spec.options.typos_from,
+                ) else {
+                    continue;
+                };
+                let pid = u32::try_from(s.phrases.len()).unwrap_or(u32::MAX);
+                let first = p.words[0].stem.clone();
+                if first.chars().next().is_some_and(is_word) {
+                    let next = word_firsts.len();
+                    let k = *word_firsts.entry(first.clone()).or_insert(next);
+                    push_at(&mut s.word_heads, k, pid);
+                    if p.words[0].fuzzy {
+                        let next = fuzzy_firsts.len();
+                        let k = *fuzzy_firsts.entry(first).or_insert(next);
+                        push_at(&mut s.fuzzy_heads, k, pid);
+                    }
+                } else {
+                    let k = key_index(&mut any_firsts, &mut any_keys, first.into_bytes());
+                    push_at(&mut s.any_heads, k, Target::Phrase(pid));
+                }
+                s.phrases.push(p);
+                s.owner.push((list, u32::try_from(e).unwrap_or(u32::MAX)));
+            }
+            for (e, re) in spec.patterns.iter().enumerate() {
+                let Some(re) = re else { continue };
+                let k = u32::try_from(s.patterns.len()).unwrap_or(u32::MAX);
+                match literal_prefixes(re.as_str()) {
+                    Some(prefixes) => {
+                        for prefix in prefixes {
+                            let i = key_index(&mut any_firsts, &mut any_keys, prefix);
+                            push_at(&mut s.any_heads, i, Target::Pattern(k));
+                        }
+                    }
+                    None => s.unanchored.push(k),
+                }
+                s.patterns.push(Pattern {
+                    re: re.clone(),
+                    list,
+                    entry: u32::try_from(spec.words.len() + e).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        let mut firsts: Vec<(String, usize)> = word_firsts.into_iter().collect();
+        firsts.sort_unstable_by_key(|f| f.1);
+        let stems: Vec<&str> = firsts.iter().map(|f| f.0.as_str()).collect();
+        if !stems.is_empty() {
+            let built = if stems.len() <= DFA_MAX_STEMS {
+                dfa::DFA::builder()
+                    .match_kind(MatchKind::Standard)
+                    .start_kind(StartKind::Anchored)
+                    .build(&stems)
+                    .map(Anchor::Dfa)
+            } else {
+                contiguous::NFA::builder()
+                    .match_kind(MatchKind::Standard)
+                    .build(&stems)
+                    .map(Anchor::Nfa)
+            };
+            match built {
+                Ok(a) => s.at_word_starts = Some(a),
+                Err(e) => s.error = Some(e.to_string()),
+            }
+        }
+        if !fuzzy_firsts.is_empty() {
+            match FuzzyStems::new(fuzzy_firsts.into_iter().collect()) {
+                Ok(f) => s.fuzzy = Some(f),
+                Err(e) => s.error = Some(e.to_string()),
+            }
+        }
+        if !any_keys.is_empty() {
+            match AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(&any_keys)
+            {
+                Ok(a) => s.anywhere = Some(a),
+                Err(e) => s.error = Some(e.to_string()),
+            }
+        }
+        s
+    }
+
+    /// Why the automata could not be built, if they could not (the lists then never match).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// How many lists were compiled.
+    pub fn len(&self) -> usize {
+        self.lists
+    }
+
+    /// Whether no list was compiled.
+    pub fn is_empty(&self) -> bool {
+        self.lists == 0
+    }
+
+    /// Calls `f` with every match of every entry in `text` (normalised by the same
+    /// [`Normalizer`]), in no particular order; negation is not applied.
+    fn each_hit(&self, text: &str, mut f: impl FnMut(ListHit)) {
+        let mut emit = |pid: u32, start: usize, end: usize, typo: bool| {
+            let (list, entry) = self.owner[pid as usize];
+            f(ListHit {
+                list,
+                hit: Hit {
+                    entry: entry as usize,
+                    start,
+                    end,
+                    typo,
+                },
+            });
+        };
+        // Patterns, by where their first prefix occurs.
+        let mut candidates: Vec<(u32, usize)> = Vec::new();
+        if let Some(ac) = &self.anywhere {
+            for m in ac.find_overlapping_iter(text) {
+                for t in &self.any_heads[m.pattern().as_usize()] {
+                    match *t {
+                        Target::Phrase(pid) => {
+                            let p = &self.phrases[pid as usize];
+                            if let Some(end) =
+                                phrase::match_rest(text, m.start(), p, 0, m.len(), false)
+                            {
+                                emit(pid, m.start(), end, false);
+                            }
+                        }
+                        Target::Pattern(k) => match candidates.iter_mut().find(|c| c.0 == k) {
+                            Some(c) => c.1 = c.1.min(m.start()),
+                            None => candidates.push((k, m.start())),
+                        },
+                    }
+                }
+            }
+        }
+        if self.at_word_starts.is_some() || self.fuzzy.is_some() {
+            each_word_start(text, |i| {
+                if let Some(a) = &self.at_word_starts {
+                    // Where the word starting here ends: a stem hit inside it needs no scan.
+                    let word_end = i + phrase::word_len(&text[i..]);
+                    let mut found = |end: usize, stem: usize| {
+                        // The rest of the word is the same for every phrase of this stem.
+                        let rest = if end <= word_end {
+                            word_end - end
+                        } else {
+                            phrase::word_len(&text[end..])
+                        };
+                        for &pid in &self.word_heads[stem] {
+                            let p = &self.phrases[pid as usize];
+                            if let [w] = p.words.as_slice() {
+                                // One word, the common case: only its end is left to check.
+                                let ends_in_word = w.stem.chars().next_back().is_some_and(is_word);
+                                if !ends_in_word {
+                                    emit(pid, i, end, false);
+                                } else if !(w.whole && rest > 0) {
+                                    emit(pid, i, end + rest, false);
+                                }
+                            } else if let Some(e) =
+                                phrase::match_rest(text, i, p, 0, end - i, false)
+                            {
+                                emit(pid, i, e, false);
+                            }
+                        }
+                    };
+                    match a {
+                        Anchor::Dfa(d) => walk(d, text, i, &mut found),
+                        Anchor::Nfa(n) => walk(n, text, i, &mut found),
+                    }
+                }
+                if let Some(fz) = &self.fuzzy {
+                    fz.walk(&text[i..], |h| {
+                        for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
+                            let p = &self.phrases[pid as usize];
+                            if let Some(e) = phrase::match_rest(text, i, p, 0, h.len, true) {
+                                emit(pid, i, e, true);
+                            }
+                        }
+                    });
+                }
+                false
+            });
+        }
+        let anchored = candidates.iter().map(|&(k, from)| (k, from));
+        let unanchored = self.unanchored.iter().map(|&k| (k, 0));
+        for (k, mut from) in anchored.chain(unanchored) {
+            while !text.is_char_boundary(from) {
+                from -= 1;
+            }
+            let p = &self.patterns[k as usize];
+            if let Some(m) = p.re.find_at(text, from) {
+                f(ListHit {
+                    list: p.list,
+                    hit: Hit {
+                        entry: p.entry as usize,
+                        start: m.start(),
+                        end: m.end(),
+                        typo: false,
+                    },
+                });
+            }
+        }
+    }
+
+    /// What `text` (normalised by the same [`Normalizer`]) matches: each list's first hit, a
+    /// hit preceded by its list's negation left out.
+    pub fn scan(&self, text: &str) -> Hits {
+        let mut all: Vec<ListHit> = Vec::new();
+        self.each_hit(text, |h| all.push(h));
+        if all.is_empty() {
+            return Hits::default();
+        }
+        // Each list's hits in the order they occur (exact before typo at the same place).
+        all.sort_unstable_by_key(|h| (h.list, h.hit.start, h.hit.typo, h.hit.entry, h.hit.end));
+        let mut hits = Hits::default();
+        let mut i = 0;
+        while i < all.len() {
+            let list = all[i].list;
+            let end = i + all[i..].iter().take_while(|h| h.list == list).count();
+            let negation = self.negations.get(list as usize).copied().flatten();
+            let mut first_negated = None;
+            let found = all[i..end].iter().find(|h| match negation {
+                None => true,
+                Some((by, within)) => match negating_hit(&all, by, within, text, h.hit.start) {
+                    Some(n) => {
+                        first_negated.get_or_insert(Negated {
+                            list,
+                            hit: h.hit,
+                            by: n,
+                        });
+                        false
+                    }
+                    None => true,
+                },
+            });
+            match found {
+                Some(h) => hits.first.push(*h),
+                None => hits.negated.extend(first_negated),
+            }
+            i = end;
+        }
+        hits
+    }
+
+    /// Calls `seen(list, entry)` for every entry that occurs anywhere in `text`, negated or
+    /// not (test coverage; the decision path uses [`scan`](Self::scan)).
+    pub fn each_entry_in(&self, text: &str, mut seen: impl FnMut(usize, usize)) {
+        self.each_hit(text, |h| seen(h.list as usize, h.hit.entry));
+    }
+}
+
+/// A hit of list `by` ending at most `within` words before `start`.
+fn negating_hit(
+    all: &[ListHit],
+    by: u32,
+    within: usize,
+    text: &str,
+    start: usize,
+) -> Option<ListHit> {
+    let from = all.partition_point(|h| h.list < by);
+    all[from..]
+        .iter()
+        .take_while(|h| h.list == by)
+        .filter(|h| h.hit.end <= start)
+        .find(|h| words_between(&text[h.hit.end..start]) <= within)
+        .copied()
+}
+
+/// How many words stand in `s`.
+fn words_between(s: &str) -> usize {
+    let mut n = 0;
+    each_word_start(s, |_| {
+        n += 1;
+        false
+    });
+    n
+}
+
+fn push_at<T>(heads: &mut Vec<Vec<T>>, k: usize, v: T) {
+    if heads.len() <= k {
+        heads.resize_with(k + 1, Vec::new);
+    }
+    heads[k].push(v);
+}
+
+fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: Vec<u8>) -> usize {
+    if let Some(&k) = index.get(&key) {
+        return k;
+    }
+    keys.push(key.clone());
+    index.insert(key, keys.len() - 1);
+    keys.len() - 1
+}
+
+/// Literal byte strings one of which every match of `pattern` starts with, if there is such a
+/// finite set of non-empty ones.
+fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    seq.optimize_for_prefix_by_preference();
+    let lits = seq.literals()?;
+    if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    Some(lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+/// Anchored walk from `start`: calls `f(end, stem)` for every stem that starts exactly there.
+/// Stops as soon as no stem can continue.
+fn walk<A: Automaton>(a: &A, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
+    let Ok(mut sid) = a.start_state(Anchored::Yes) else {
+        return;
+    };
+    for (offset, &byte) in text.as_bytes()[start..].iter().enumerate() {
+        sid = a.next_state(Anchored::Yes, sid, byte);
+        if a.is_dead(sid) {
+            break;
+        }
+        if a.is_match(sid) {
+            for k in 0..a.match_len(sid) {
+                f(start + offset + 1, a.match_pattern(sid, k).as_usize());
+            }
+        }
+    }
+}
+
+/// One word list on its own: what a rule file's list compiles to when it is matched alone
+/// (e.g. argument extraction), with the same semantics as in a [`Scanner`].
+#[derive(Debug, Clone)]
+pub struct WordMatcher {
+    scanner: Scanner,
+}
+
+impl WordMatcher {
+    /// Builds the matcher; bad entries are skipped.
+    pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
+        let compiled: Vec<Option<Regex>> = patterns
+            .iter()
+            .map(|p| super::compile_pattern(p).ok())
+            .collect();
+        let options = ListOptions {
+            gap: super::DEFAULT_GAP,
+            ..ListOptions::default()
+        };
+        let spec = ListSpec {
+            words,
+            patterns: &compiled,
+            options: &options,
+        };
+        Self {
+            scanner: Scanner::new(&[spec], norm),
+        }
+    }
+
+    /// The first entry found in `text` (normalised by the same [`Normalizer`]).
+    pub fn find(&self, text: &str) -> Option<Hit> {
+        self.scanner.scan(text).get(0)
+    }
+
+    /// Whether any entry occurs in `text` (normalised).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.find(text).is_some()
+    }
+
+    /// Why the list could not be compiled, if it could not.
+    pub fn error(&self) -> Option<&str> {
+        self.scanner.error()
+    }
+
+    /// Parses one `words` entry; used by the compiler to report bad entries with their place.
+    pub fn check_word(entry: &str) -> Result<(), super::EntryError> {
+        parse_phrase(entry, super::DEFAULT_GAP, None).map(|_| ())
+    }
+
+    /// Compiles one `patterns` entry with the size limits for untrusted regexes.
+    pub fn compile_pattern(pattern: &str) -> Result<Regex, super::EntryError> {
+        super::compile_pattern(pattern)
+    }
+
+    /// Whether the `words` entry `general` matches wherever `specific` does (both normalised).
+    pub fn covers(general: &str, specific: &str) -> bool {
+        match (
+            parse_phrase(general, super::DEFAULT_GAP, None),
+            parse_phrase(specific, super::DEFAULT_GAP, None),
+        ) {
+            (Ok(a), Ok(b)) => phrase::covers(&a, &b),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// Lists of words only: (words, options).
+    fn scanner(lists: &[(Vec<String>, ListOptions)]) -> Scanner {
+        let specs: Vec<ListSpec<'_>> = lists
+            .iter()
+            .map(|(w, o)| ListSpec {
+                words: w,
+                patterns: &[],
+                options: o,
+            })
+            .collect();
+        Scanner::new(&specs, &Normalizer::default())
+    }
+
+    #[test]
+    fn one_scan_finds_every_list_with_its_first_hit() {
+        let s = scanner(&[
+            (words(&["письм", "почта$"]), ListOptions::default()),
+            (words(&["сколько стоит"]), ListOptions::default()),
+            (words(&["почт"]), ListOptions::default()),
+        ]);
+        let text = "сколько стоит почтовая марка для письма";
+        let hits = s.scan(text);
+        assert_eq!(hits.lists().collect::<Vec<_>>(), vec![0, 1, 2]);
+        let h = hits.get(0).expect("list 0");
+        assert_eq!(
+            &text[h.start..h.end],
+            "письма",
+            "'почта$' must not match 'почтовая'"
+        );
+        assert_eq!(
+            &text[hits.get(2).expect("list 2").start..],
+            "почтовая марка для письма"
+        );
+    }
+
+    #[test]
+    fn a_negation_just_before_a_match_cancels_it() {
+        let opts = ListOptions {
+            negated_by: Some((1, 1)),
+            ..ListOptions::default()
+        };
+        let s = scanner(&[
+            (words(&["удали", "удаля"]), opts),
+            (words(&["не$", "не надо"]), ListOptions::default()),
+        ]);
+        assert!(s.scan("не удаляй цель, просто переименуй").get(0).is_none());
+        assert!(s.scan("не надо ничего удалять").get(0).is_none());
+        let negated = s.scan("не удаляй цель").negated(0).copied();
+        assert_eq!(negated.map(|n| n.by.list), Some(1));
+        assert!(s.scan("удали цель").get(0).is_some());
+        // Far from the negation, or a later match without one, counts.
+        assert!(s.scan("не знаю, но удали цель").get(0).is_some());
+        assert!(s.scan("не удаляй это, а вот то удали").get(0).is_some());
+    }
+
+    #[test]
+    fn typo_tolerant_stems_match_one_letter_off() {
+        let opts = ListOptions {
+            typos_from: Some(5),
+            ..ListOptions::default()
+        };
+        let s = scanner(&[(words(&["доллар", "курс$", "стоимост"]), opts)]);
+        for text in ["долара", "доллра", "долларов", "дорллар", "стоимось"]
+        {
+            let h = s.scan(text).get(0);
+            assert!(h.is_some_and(|h| h.end == text.len()), "{text}");
+        }
+        assert!(s.scan("долар").get(0).is_some_and(|h| h.typo));
+        assert!(s.scan("куср").get(0).is_none(), "short stems stay exact");
+        assert!(
+            s.scan("толлар").get(0).is_none(),
+            "the first letter must be right"
+        );
+    }
+
+    #[test]
+    fn patterns_run_only_from_their_prefix_and_keep_word_boundaries() {
+        let re = |p: &str| Some(Regex::new(p).expect("valid"));
+        let patterns = vec![re(r"\bтоп\s*\d+"), re(r"\d+\s*к\b")];
+        let opts = ListOptions::default();
+        let spec = ListSpec {
+            words: &[],
+            patterns: &patterns,
+            options: &opts,
+        };
+        let s = Scanner::new(&[spec], &Normalizer::default());
+        let text = "стоп 5, а лучше топ 10";
+        let h = s.scan(text).get(0).expect("a hit");
+        assert_eq!(&text[h.start..h.end], "топ 10");
+        assert!(s.scan("автостоп 5").get(0).is_none());
+        assert_eq!(s.scan("до 30 к").get(0).map(|h| h.entry), Some(1));
+    }
+}
