@@ -76,8 +76,8 @@ pub struct Matching {
     #[serde(default)]
     #[schemars(schema_with = "folds_schema")]
     pub folds: std::collections::BTreeMap<String, String>,
-    /// Compose a letter typed as a base and a combining mark into one (Unicode NFC: «й» typed
-    /// as «и» + a breve), and drop marks that compose with nothing (stress accents).
+    /// Compose a letter typed as a base and a combining mark into one (Unicode NFC: `é` typed
+    /// as `e` + an acute accent), and drop marks that compose with nothing (stress accents).
     #[serde(default)]
     pub compose: bool,
     /// Remove invisible format characters (zero-width joiners, soft hyphens, byte-order
@@ -90,7 +90,8 @@ pub struct Matching {
     #[schemars(schema_with = "folds_schema")]
     pub look_alikes: std::collections::BTreeMap<String, String>,
     /// How many letters at the end of each word of the open file's name may differ when a
-    /// message names it, so inflected forms count («Расходы.xlsx» → «в расходах»). The
+    /// message names it, so inflected forms count (with two, `Budgets.xlsx` is named by
+    /// "in the budget"). The
     /// extension is never needed. Default 0.
     #[serde(default)]
     #[schemars(range(max = 4))]
@@ -182,7 +183,7 @@ pub struct WordList {
     #[schemars(length(min = 1), inner(length(min = 1)))]
     pub patterns: Vec<String>,
     /// How many other words a `…` between two words of an entry allows (default 2):
-    /// `сколько … стоит` then matches "сколько сейчас стоит".
+    /// `how … cost` then matches "how much does it cost".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 6))]
     pub gap: Option<usize>,
@@ -191,7 +192,7 @@ pub struct WordList {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 4, max = 40))]
     pub typos_from: Option<usize>,
-    /// A match right after a word of another list (e.g. "не", "нельзя") does not count.
+    /// A match right after a word of another list (e.g. "not", "never") does not count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub negated_by: Option<Negation>,
 }
@@ -202,8 +203,8 @@ pub struct WordList {
 pub struct Negation {
     /// The id of the word list holding the negations.
     pub list: String,
-    /// How many words may stand between the negation and the match (default 1: "не удаляй",
-    /// "не надо удалять").
+    /// How many words may stand between the negation and the match (default 1: "do not delete",
+    /// "not to delete").
     #[serde(default = "default_within")]
     #[schemars(range(max = 5))]
     pub within: usize,

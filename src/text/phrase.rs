@@ -229,31 +229,34 @@ mod tests {
 
     #[test]
     fn a_gap_allows_a_few_words_between() {
-        assert!(find("сколько … стоит", "сколько стоит").is_some());
-        assert!(find("сколько … стоит", "сколько сейчас стоит пачка").is_some());
-        assert!(find("сколько … стоит", "сколько, блин, стоит").is_some());
-        assert!(find("сколько … стоит", "сколько у нас тут всего стоит").is_none());
-        assert!(find("сколько стоит", "сколько сейчас стоит").is_none());
+        assert!(find("how … cost", "how cost").is_some());
+        assert!(
+            find("how … cost", "how much does it cost").is_none(),
+            "three words"
+        );
+        assert!(find("how … cost", "how much, man, cost").is_some());
+        assert!(find("how … costs", "how it costs now").is_some());
+        assert!(find("how cost", "how much cost").is_none());
     }
 
     #[test]
     fn a_gap_must_stand_between_words() {
         assert_eq!(
-            parse_phrase("… стоит", 2, None).err(),
+            parse_phrase("… cost", 2, None).err(),
             Some(EntryError::MisplacedGap)
         );
         assert_eq!(
-            parse_phrase("стоит ...", 2, None).err(),
+            parse_phrase("cost ...", 2, None).err(),
             Some(EntryError::MisplacedGap)
         );
     }
 
     #[test]
     fn later_words_tolerate_one_typo() {
-        assert!(find("курс доллар", "курс долара").is_some());
-        assert!(find("курс доллар", "курс долара и евро").is_some());
+        assert!(find("rate dollar", "rate dolar").is_some());
+        assert!(find("rate dollar", "rate dolar and euro").is_some());
         assert!(
-            find("курс евро", "курс еврг").is_none(),
+            find("rate euro", "rate eurg").is_none(),
             "short stems are exact"
         );
     }
