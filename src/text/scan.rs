@@ -428,8 +428,12 @@ fn negating_hit(
         .copied()
 }
 
-/// How many words stand in `s`.
+/// How many words stand in `s`; a clause break (`,` `.` `;` `:` `!` `?`) ends a negation's
+/// reach, so it counts as too many.
 fn words_between(s: &str) -> usize {
+    if s.contains([',', '.', ';', ':', '!', '?']) {
+        return usize::MAX;
+    }
     let mut n = 0;
     each_word_start(s, |_| {
         n += 1;
@@ -621,6 +625,10 @@ mod tests {
         // Far from the negation, or a later match without one, counts.
         assert!(s.scan("not sure, but delete it").get(0).is_some());
         assert!(s.scan("do not delete this, remove that").get(0).is_some());
+        assert!(
+            s.scan("it does not count, delete it").get(0).is_some(),
+            "a comma ends it"
+        );
     }
 
     #[test]
