@@ -1,6 +1,6 @@
 //! Typo tolerance: a stem matches a word that differs from it by one letter (wrong, missing,
 //! extra, or two neighbours swapped). The first letter must be right: people rarely get it
-//! wrong, and it keeps short unrelated words apart.
+//! wrong, and it keeps the search short and unrelated words apart.
 //!
 //! For the first words of entries, every tolerant stem of every list is in one `fst` map (a
 //! compact trie); at a word start the message is walked through it once, spending the single
@@ -8,6 +8,11 @@
 //! stems there are. Later words of a phrase are compared one to one, with [`prefix_lengths`].
 
 use fst::raw::{Fst, Node, Output};
+
+/// How many letters at the start of a word must be right: typos there are rare, and requiring
+/// it keeps the walk short. (Not two: a vowel written for another in the second letter,
+/// «пагода», «дабраться», is among the commonest typos.)
+const EXACT_LETTERS: usize = 1;
 
 use super::is_word;
 
@@ -37,8 +42,10 @@ pub(super) fn one_edit(a: &str, b: &str) -> bool {
         return false;
     }
     let (mut x, mut y) = (a.chars(), b.chars());
-    if x.next() != y.next() {
-        return false;
+    for _ in 0..EXACT_LETTERS {
+        if x.next() != y.next() {
+            return false;
+        }
     }
     let (x, y): (Vec<char>, Vec<char>) = (x.collect(), y.collect());
     let common = x.iter().zip(&y).take_while(|(p, q)| p == q).count();
@@ -59,6 +66,8 @@ pub(super) fn one_edit(a: &str, b: &str) -> bool {
 #[derive(Clone)]
 pub(super) struct FuzzyStems {
     fst: std::sync::Arc<Fst<Vec<u8>>>,
+    /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
+    min_letters: usize,
 }
 
 impl std::fmt::Debug for FuzzyStems {
@@ -80,6 +89,11 @@ impl FuzzyStems {
     /// Builds the map from `(stem, index)` pairs; stems must be distinct.
     pub fn new(mut stems: Vec<(String, usize)>) -> Result<Self, fst::Error> {
         stems.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let min_letters = stems
+            .iter()
+            .map(|(s, _)| s.chars().count())
+            .min()
+            .unwrap_or(0);
         let mut builder = fst::MapBuilder::memory();
         for (stem, idx) in &stems {
             builder.insert(stem, *idx as u64)?;
@@ -87,20 +101,25 @@ impl FuzzyStems {
         let fst = Fst::new(builder.into_inner()?)?;
         Ok(Self {
             fst: std::sync::Arc::new(fst),
+            min_letters,
         })
     }
 
     /// Calls `f` for each tolerant stem one edit away from a prefix of the word at the start of
     /// `text`.
     pub fn walk(&self, text: &str, mut f: impl FnMut(FuzzyHit)) {
-        let Some(first) = text.chars().next() else {
+        let word_end = super::word_len(text);
+        let word = &text[..word_end];
+        // One letter may be missing from the word, no more.
+        if word.chars().count() + 1 < self.min_letters {
             return;
-        };
+        }
+        // The first letters are read exactly: a walk that leaves the trie there costs nothing.
+        let exact: usize = word.chars().take(EXACT_LETTERS).map(char::len_utf8).sum();
         let fst = &self.fst;
         let mut node = fst.root();
         let mut out = Output::zero();
-        let mut buf = [0u8; 4];
-        for &b in first.encode_utf8(&mut buf).as_bytes() {
+        for &b in &word.as_bytes()[..exact] {
             let Some(i) = node.find_input(b) else {
                 return;
             };
@@ -108,16 +127,12 @@ impl FuzzyStems {
             out = out.cat(t.out);
             node = fst.node(t.addr);
         }
-        let word_end = text
-            .char_indices()
-            .find(|&(_, c)| !is_word(c))
-            .map_or(text.len(), |(i, _)| i);
         let mut walker = Walker {
             fst,
-            text: &text[..word_end],
+            text: word,
             f: &mut f,
         };
-        walker.step(node, out, first.len_utf8(), false);
+        walker.step(node, out, exact, false);
     }
 }
 
@@ -131,33 +146,29 @@ struct Walker<'a, F> {
 impl<'a, F: FnMut(FuzzyHit)> Walker<'a, F> {
     /// At `node` having read `text[..pos]`; `edited`: the one edit is spent.
     fn step(&mut self, node: Node<'a>, out: Output, pos: usize, edited: bool) {
-        if edited && node.is_final() {
-            (self.f)(FuzzyHit {
-                stem: usize::try_from(out.cat(node.final_output()).value()).unwrap_or(usize::MAX),
-                len: pos,
-            });
+        if edited {
+            self.exact_rest(node, out, pos);
+            return;
         }
         let rest = &self.text[pos..];
         let next = rest.chars().next();
         if let Some(c) = next
             && let Some((n, o)) = self.follow(node, out, c)
         {
-            self.step(n, o, pos + c.len_utf8(), edited);
-        }
-        if edited {
-            return;
+            self.step(n, o, pos + c.len_utf8(), false);
         }
         // An extra letter in the text: skip it.
         if let Some(c) = next {
             self.step(node, out, pos + c.len_utf8(), true);
         }
         // A letter missing from the text, or a wrong one: every letter the trie has here.
-        for (n, o) in self.letters(node, out) {
-            self.step(n, o, pos, true);
-            if let Some(c) = next {
-                self.step(n, o, pos + c.len_utf8(), true);
+        let skip = next.map(char::len_utf8);
+        self.each_letter(node, out, 0, &mut |w, n, o| {
+            w.step(n, o, pos, true);
+            if let Some(len) = skip {
+                w.step(n, o, pos + len, true);
             }
-        }
+        });
         // Two neighbours swapped.
         let mut chars = rest.chars();
         if let (Some(a), Some(b)) = (chars.next(), chars.next())
@@ -166,6 +177,33 @@ impl<'a, F: FnMut(FuzzyHit)> Walker<'a, F> {
             && let Some((n, o)) = self.follow(n, o, a)
         {
             self.step(n, o, pos + a.len_utf8() + b.len_utf8(), true);
+        }
+    }
+
+    /// The edit is spent: reads the rest of the word exactly, reporting every stem that ends.
+    fn exact_rest(&mut self, mut node: Node<'a>, mut out: Output, mut pos: usize) {
+        let bytes = self.text.as_bytes();
+        loop {
+            if node.is_final() {
+                (self.f)(FuzzyHit {
+                    stem: usize::try_from(out.cat(node.final_output()).value())
+                        .unwrap_or(usize::MAX),
+                    len: pos,
+                });
+            }
+            let Some(&lead) = bytes.get(pos) else {
+                return;
+            };
+            let end = pos + usize::from(utf8_len(lead));
+            for &b in bytes.get(pos..end).unwrap_or_default() {
+                let Some(i) = node.find_input(b) else {
+                    return;
+                };
+                let t = node.transition(i);
+                out = out.cat(t.out);
+                node = self.fst.node(t.addr);
+            }
+            pos = end;
         }
     }
 
@@ -179,28 +217,29 @@ impl<'a, F: FnMut(FuzzyHit)> Walker<'a, F> {
         Some((node, out))
     }
 
-    /// The nodes one whole character below `node` (UTF-8 sequences are followed to their end).
-    fn letters(&self, node: Node<'a>, out: Output) -> Vec<(Node<'a>, Output)> {
-        let mut found = Vec::new();
-        // (node, output, bytes still to read for the current character)
-        let mut stack = vec![(node, out, 0u8)];
-        while let Some((n, o, remaining)) = stack.pop() {
-            for t in n.transitions() {
-                let next = self.fst.node(t.addr);
-                let o = o.cat(t.out);
-                let left = if remaining == 0 {
-                    utf8_len(t.inp) - 1
-                } else {
-                    remaining - 1
-                };
-                if left == 0 {
-                    found.push((next, o));
-                } else {
-                    stack.push((next, o, left));
-                }
+    /// Calls `f` with each node one whole character below `node` (UTF-8 sequences are followed
+    /// to their end).
+    fn each_letter(
+        &mut self,
+        node: Node<'a>,
+        out: Output,
+        remaining: u8,
+        f: &mut impl FnMut(&mut Self, Node<'a>, Output),
+    ) {
+        for t in node.transitions() {
+            let next = self.fst.node(t.addr);
+            let o = out.cat(t.out);
+            let left = if remaining == 0 {
+                utf8_len(t.inp) - 1
+            } else {
+                remaining - 1
+            };
+            if left == 0 {
+                f(self, next, o);
+            } else {
+                self.each_letter(next, o, left, f);
             }
         }
-        found
     }
 }
 

@@ -117,7 +117,7 @@ impl Normalizer {
             };
         }
         let o = &self.options;
-        if !o.compose && !o.strip_invisible && o.look_alikes.is_empty() {
+        if !self.needs_more_than_folds(text) {
             return Normalized {
                 text: self.fold_all(text),
                 ..Normalized::default()
@@ -143,7 +143,7 @@ impl Normalizer {
                     None => {}
                 }
             }
-            if o.compose && is_combining_mark(c) {
+            if o.compose && is_mark(c) {
                 shifted = true;
                 if let Some(last) = chars.last_mut()
                     && let Some(composed) = compose(*last, c)
@@ -204,6 +204,28 @@ impl Normalizer {
         out
     }
 
+    /// Whether `text` has anything the options change: a combining mark, an invisible
+    /// character, or letters of two scripts. Most messages have none, and then lower case and
+    /// folds are all there is to do.
+    fn needs_more_than_folds(&self, text: &str) -> bool {
+        let o = &self.options;
+        if !o.compose && !o.strip_invisible && o.look_alikes.is_empty() {
+            return false;
+        }
+        let (mut ascii_letters, mut other_letters) = (false, false);
+        for c in text.chars() {
+            if c.is_ascii() {
+                ascii_letters |= c.is_ascii_alphabetic();
+                continue;
+            }
+            if (o.compose && is_mark(c)) || (o.strip_invisible && invisible(c).is_some()) {
+                return true;
+            }
+            other_letters |= super::is_word(c);
+        }
+        !o.look_alikes.is_empty() && ascii_letters && other_letters
+    }
+
     /// Lower case and folds, character for character.
     fn fold_all(&self, text: &str) -> String {
         let bytes = text.as_bytes();
@@ -236,6 +258,22 @@ impl Normalizer {
             None => slow_fold(&self.folds, c),
         }
     }
+}
+
+/// [`is_combining_mark`] through a table for the first code points (the lookup is a hash).
+fn is_mark(c: char) -> bool {
+    static TABLE: std::sync::OnceLock<Box<[bool; TABLE_LEN]>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = Box::new([false; TABLE_LEN]);
+        for (u, slot) in (0u32..).zip(t.iter_mut()) {
+            *slot = char::from_u32(u).is_some_and(is_combining_mark);
+        }
+        t
+    });
+    table
+        .get(c as usize)
+        .copied()
+        .unwrap_or_else(|| is_combining_mark(c))
 }
 
 enum Invisible {
@@ -297,7 +335,7 @@ fn fold_look_alikes(chars: &mut [char], pairs: &[(char, char)]) -> Vec<usize> {
         for &c in word {
             match side(c) {
                 Some((s, _)) => alike[s] += 1,
-                None if c.is_alphabetic() => {
+                None if super::is_word(c) && !c.is_ascii_digit() => {
                     for (s, b) in blocks.iter().enumerate() {
                         if b.contains(&block(c)) {
                             sure[s] += 1;
