@@ -890,6 +890,9 @@ const ANCHOR: &str = "      - скольк стоит\n";
 fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load() {
     const REPLICAS: usize = 3;
     const CLIENTS: usize = 3;
+    // Each client sends at most one request per PACE: steady load that leaves room for the
+    // tests running beside this one.
+    const PACE: Duration = Duration::from_millis(4);
     const LIMIT: Duration = Duration::from_secs(2);
     let Some(nginx) = find("nginx") else {
         skip(
@@ -974,6 +977,7 @@ fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load(
                             .push(format!("{}: {}", answer.status, answer.body)),
                         Err(e) => failures.lock().expect("failures").push(e),
                     }
+                    std::thread::sleep((sent + PACE).saturating_sub(start.elapsed()));
                 }
                 samples.lock().expect("samples").extend(mine);
             });
@@ -1046,7 +1050,8 @@ fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load(
         .filter(|s| s.version == old && s.sent > swapped_at + LIMIT)
         .count();
     eprintln!(
-        "multi-replica rollout: {REPLICAS} replicas behind nginx, {CLIENTS} keep-alive clients, \
+        "multi-replica rollout: {REPLICAS} replicas behind nginx, {CLIENTS} keep-alive clients \
+         (one request per {PACE:?} at most), \
          {} requests in {:.1} s ({:.0}/s; {before} before the swap, {after} after), {} failed; \
          switch per replica: {:?} ms (limit {} ms)\n  {}",
         samples.len() + failures.len(),
