@@ -5,6 +5,7 @@
 mod browser;
 mod cli;
 mod common;
+mod deploy;
 mod engine;
 mod fuzz;
 mod layers;
