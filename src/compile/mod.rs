@@ -7,6 +7,7 @@
 pub(crate) mod check;
 mod conditions;
 pub(crate) mod events;
+mod index;
 mod lists;
 pub(crate) mod load;
 mod router;
@@ -296,6 +297,15 @@ impl<'a> Compiler<'a> {
         if self.diagnostics.iter().any(Diagnostic::is_error) || tools.len() != self.tool_ids.len() {
             return None;
         }
+        let pre_index = index::RuleIndex::new(pre_rules.iter().map(|r| &r.when), lists.len());
+        let search_index = index::RuleIndex::new(
+            search.iter().flat_map(|s| s.rules.iter().map(|r| &r.when)),
+            lists.len(),
+        );
+        let guard_gates = guards
+            .iter()
+            .map(|g| index::gate(&g.drop_when).map(Vec::into_boxed_slice))
+            .collect();
         Some(RuleSet {
             version: Arc::from(version),
             files: paths,
@@ -308,6 +318,9 @@ impl<'a> Compiler<'a> {
             pre_rules,
             router,
             search,
+            pre_index,
+            search_index,
+            guard_gates,
             guards,
             guards_by_tool,
             normalizer,

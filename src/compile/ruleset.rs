@@ -32,6 +32,11 @@ pub struct RuleSet {
     pub(crate) guards: Vec<GuardDef>,
     /// For each tool, the guards that watch it, in order.
     pub(crate) guards_by_tool: Vec<Vec<usize>>,
+    /// Pre-rules and search rules filed by the lists that gate them.
+    pub(crate) pre_index: super::index::RuleIndex,
+    pub(crate) search_index: super::index::RuleIndex,
+    /// For each guard, the lists of which one must match for it to veto (`None`: any message).
+    pub(crate) guard_gates: Vec<Option<Box<[usize]>>>,
     /// How messages are normalised before matching.
     pub normalizer: Normalizer,
     /// The integrations the rules declare.

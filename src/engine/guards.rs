@@ -10,8 +10,14 @@ impl Run<'_> {
         let rs = self.cx.rs;
         let calls = std::mem::take(&mut self.calls);
         for call in calls {
+            // A guard gated by lists the message did not match cannot veto: skipped unread.
             let veto = rs.guards_by_tool[call.tool]
                 .iter()
+                .filter(|&&g| {
+                    rs.guard_gates[g]
+                        .as_deref()
+                        .is_none_or(|lists| lists.iter().any(|&l| self.cx.hits.get(l).is_some()))
+                })
                 .map(|&g| &rs.guards[g])
                 .find(|g| self.cx.eval(&g.drop_when, Some(&call)));
             match veto {

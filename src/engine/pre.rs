@@ -12,7 +12,14 @@ impl Run<'_> {
     /// Returns whether a pre-rule settled the message.
     pub(super) fn pre_rules(&mut self) -> bool {
         let rs = self.cx.rs;
-        let Some(rule) = rs.pre_rules.iter().find(|r| self.cx.eval(&r.when, None)) else {
+        // Only the rules the matched lists can fire, in order.
+        let Some(rule) = rs
+            .pre_index
+            .candidates(self.cx.hits.lists())
+            .into_iter()
+            .map(|i| &rs.pre_rules[i])
+            .find(|r| self.cx.eval(&r.when, None))
+        else {
             return false;
         };
         let mut why = Why::default();

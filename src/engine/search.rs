@@ -33,7 +33,15 @@ impl Run<'_> {
             ));
             return true;
         }
-        let Some(rule) = search.rules.iter().find(|r| self.cx.eval(&r.when, None)) else {
+        let Some(rule) = self
+            .cx
+            .rs
+            .search_index
+            .candidates(self.cx.hits.lists())
+            .into_iter()
+            .map(|i| &search.rules[i])
+            .find(|r| self.cx.eval(&r.when, None))
+        else {
             return false;
         };
         let mut why = Why::default();
