@@ -183,7 +183,7 @@ impl Part {
             let _ = writeln!(out, "      - {word}");
         }
         stats.entries += count;
-        if n % 4 == 0 {
+        if n.is_multiple_of(4) {
             let (a, b) = (self.stem(), self.stem());
             let _ = write!(
                 out,
