@@ -1,5 +1,9 @@
-//! One decision through the whole pipeline on the shipped rule pack, trace included.
-//! `cargo bench` — medians are reported by criterion.
+//! One decision through the whole pipeline on the shipped rule pack, trace included; then the
+//! same decision without a model on the pack grown 10× and 100× (`genpack`).
+//! `cargo bench --bench decision` — medians are reported by criterion.
+
+#[path = "genpack/mod.rs"]
+mod genpack;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -64,6 +68,23 @@ fn bench(c: &mut Criterion) {
                 ))
             })
         });
+    }
+    group.finish();
+
+    // Rules only, on generated packs: what more word lists and rules cost each decision.
+    let mut group = c.benchmark_group("decision_grown");
+    for factor in [1, 10, 100] {
+        let dir = genpack::temp_pack(factor);
+        let rs = turnout::compile::load_dir(&dir)
+            .ruleset
+            .expect("the generated pack loads");
+        for (name, text) in [("short", SHORT), ("200_chars", LONG)] {
+            let req = request(text);
+            group.bench_function(format!("model_none/{factor}x/{name}"), |b| {
+                b.iter(|| engine::decide_without_model(black_box(&rs), black_box(&req)))
+            });
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
     group.finish();
 }

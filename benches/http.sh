@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
 # Decisions per second and p99 latency of `turnout serve` over HTTP on loopback, with wrk as the
-# load generator in a second process. Usage: benches/http.sh [MODEL] [SECONDS] [CONNECTIONS]
-#   MODEL: none (default) or embedded. Installs wrk from Debian's packages if missing.
+# load generator in a second process. Usage: benches/http.sh [MODEL] [SECONDS] [CONNECTIONS] [RULES]
+#   MODEL: none (default) or embedded; CONNECTIONS: 16 by default; RULES: the rules directory
+#   (default rules/; e.g. a grown pack from examples/gen_pack.rs).
+# Installs wrk from Debian's packages if missing. With two or more cores the server is pinned to
+# the first (SERVER_CPU) and wrk to the second (CLIENT_CPU), so they do not take turns on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-none}
 secs=${2:-10}
-conns=${3:-32}
+conns=${3:-16}
+rules=${4:-rules}
+server_cpu=${SERVER_CPU:-0}
+client_cpu=${CLIENT_CPU:-1}
+pin_server=()
+pin_client=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin_server=(taskset -c "$server_cpu")
+  pin_client=(taskset -c "$client_cpu")
+fi
 if ! command -v wrk >/dev/null; then
   (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
 fi
-cargo build --release -q
+cargo build --release -q --bin turnout
 out=$(mktemp)
-./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" >"$out" 2>/dev/null &
+lua=$(mktemp --suffix .lua)
+"${pin_server[@]}" ./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" --rules "$rules" >"$out" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$out" "$lua"' EXIT
 for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
 url=$(sed -n 's/^turnout listening on //p' "$out")
-lua=$(mktemp --suffix .lua)
+[ -n "$url" ] || { echo "the server did not start" >&2; exit 1; }
 cat >"$lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -33,5 +46,8 @@ request = function()
   return wrk.format(nil, "/v1/route", nil, bodies[(i % #bodies) + 1])
 end
 LUA
-echo "model=$model: wrk -t1 -c$conns -d${secs}s --latency (server and wrk share the machine's 2 cores)"
-wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$lua" "$url" | grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx"
+# Warm-up: the embedded router trains on the first message of a ruleset.
+curl -s -o /dev/null -H 'content-type: application/json' \
+  -d '{"messages":[{"role":"user","content":"привет"}]}' "$url/v1/route" || true
+echo "model=$model rules=$rules: wrk -t1 -c$conns -d${secs}s --latency; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
+"${pin_client[@]}" wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$lua" "$url" | grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx"

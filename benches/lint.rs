@@ -1,9 +1,14 @@
 //! `turnout lint` on the shipped rule pack: loading and compiling every file (as reload does),
 //! the whole-model meaning checks, all the test cases, and coverage. The target is under 100 ms.
-//! `cargo bench --bench lint`.
+//! Then the same on the pack grown 10× (`genpack`; the shipped test cases included): the target
+//! is under 1 s. `cargo bench --bench lint`.
+
+#[path = "genpack/mod.rs"]
+mod genpack;
 
 use std::hint::black_box;
 use std::path::Path;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use turnout::lint::{Options, lint_dir};
@@ -37,6 +42,16 @@ fn bench(c: &mut Criterion) {
     group.bench_function("load_dir_only", |b| {
         b.iter(|| turnout::compile::load_dir(black_box(&dir)))
     });
+
+    let grown = genpack::temp_pack(10);
+    let report = rt.block_on(lint_dir(&grown, &options));
+    assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("grown_10x", |b| {
+        b.iter(|| rt.block_on(lint_dir(black_box(&grown), &options)))
+    });
+    let _ = std::fs::remove_dir_all(&grown);
     group.finish();
 }
 

@@ -16,19 +16,26 @@
 //!   `web_search`, not calls), or a tool that is never offered to the model and that no pre-rule
 //!   calls.
 
-use std::collections::HashSet;
+//!
+//! Each condition is put in normal form once, and each first-match list is read once, in order,
+//! comparing a rule only with the earlier rules that test something it tests
+//! ([`super::shadow`]): the work grows with the rules, not with their pairs.
 
-use crate::compile::ruleset::{ActionDef, Cond, RuleSet};
+use std::collections::{HashMap, HashSet};
+
+use crate::compile::ruleset::{ActionDef, RuleSet};
 use crate::diag::{Diagnostic, Location};
 
-use super::logic::{implies, satisfiable};
+use super::logic::{Normal, satisfiable};
+use super::shadow::{Dead, FirstMatch};
 
 /// Every whole-model finding about `rs`. Each compiled definition carries where it is written,
 /// so findings point into the files without reading them again.
 pub(crate) fn check(rs: &RuleSet) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let producible = tools(rs, &mut out);
-    pre_rules(rs, &mut out);
+    let pre: Vec<Normal> = rs.pre_rules.iter().map(|r| Normal::new(&r.when)).collect();
+    let producible = tools(rs, &pre, &mut out);
+    pre_rules(rs, &pre, &mut out);
     search_rules(rs, &mut out);
     guards(rs, &producible, &mut out);
     out
@@ -40,12 +47,13 @@ fn line_of(at: &Location) -> String {
 }
 
 /// Tools whose `available_when` never holds; returns which tools can be a call at the guards.
-fn tools(rs: &RuleSet, out: &mut Vec<Diagnostic>) -> Vec<bool> {
+fn tools(rs: &RuleSet, pre: &[Normal], out: &mut Vec<Diagnostic>) -> Vec<bool> {
     let from_pre: HashSet<usize> = rs
         .pre_rules
         .iter()
-        .filter(|r| satisfiable(&r.when) != Some(false))
-        .flat_map(|r| match &r.action {
+        .zip(pre)
+        .filter(|(_, when)| when.satisfiable() != Some(false))
+        .flat_map(|(r, _)| match &r.action {
             ActionDef::Calls(calls) => calls.iter().map(|c| c.tool).collect(),
             ActionDef::Skill(_) => Vec::new(),
         })
@@ -79,47 +87,11 @@ fn tools(rs: &RuleSet, out: &mut Vec<Diagnostic>) -> Vec<bool> {
     producible
 }
 
-/// Why rule `j` of a first-match list never fires, if it can be decided: its condition never
-/// holds, or an earlier one (or the earlier ones together) always holds with it.
-enum Dead {
-    Never,
-    ShadowedBy(usize),
-    ShadowedByAll(Vec<usize>),
-}
-
-/// `dead[i]`: rule `i` (before `j`) was found never to fire; it is not named as the reason.
-fn first_match(conds: &[&Cond], dead: &[bool], j: usize) -> Option<Dead> {
-    let when = conds[j];
-    if satisfiable(when) == Some(false) {
-        return Some(Dead::Never);
-    }
-    let live: Vec<usize> = (0..j).filter(|&i| !dead[i]).collect();
-    if let Some(&i) = live
-        .iter()
-        .find(|&&i| implies(when, conds[i]) == Some(true))
-    {
-        return Some(Dead::ShadowedBy(i));
-    }
-    // Together: the earlier rules that can hold at the same time as this one.
-    let overlapping: Vec<usize> = live
-        .into_iter()
-        .filter(|&i| satisfiable(&Cond::All(vec![when.clone(), conds[i].clone()])) != Some(false))
-        .collect();
-    if overlapping.len() > 1 {
-        let union = Cond::Any(overlapping.iter().map(|&i| conds[i].clone()).collect());
-        if implies(when, &union) == Some(true) {
-            return Some(Dead::ShadowedByAll(overlapping));
-        }
-    }
-    None
-}
-
-fn pre_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
-    let conds: Vec<&Cond> = rs.pre_rules.iter().map(|r| &r.when).collect();
-    let mut dead = vec![false; conds.len()];
-    for (j, rule) in rs.pre_rules.iter().enumerate() {
-        let found = first_match(&conds, &dead, j);
-        dead[j] = found.is_some();
+fn pre_rules(rs: &RuleSet, pre: &[Normal], out: &mut Vec<Diagnostic>) {
+    let mut list = FirstMatch::default();
+    for (rule, when) in rs.pre_rules.iter().zip(pre) {
+        let found = list.judge(when);
+        list.push(when, found.is_none());
         let d = match found {
             None => continue,
             Some(Dead::Never) => never(&rule.id, "pre-rule"),
@@ -156,13 +128,15 @@ fn pre_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
 
 fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
     let Some(search) = &rs.search else { return };
-    let conds: Vec<&Cond> = search.rules.iter().map(|r| &r.when).collect();
-    let mut dead = vec![false; conds.len()];
-    for (j, rule) in search.rules.iter().enumerate() {
-        let found = first_match(&conds, &dead, j);
-        let off = search.off_when.as_ref();
-        let off_always = off.is_some_and(|off| implies(&rule.when, off) == Some(true));
-        dead[j] = found.is_some() || off_always;
+    let conds: Vec<Normal> = search.rules.iter().map(|r| Normal::new(&r.when)).collect();
+    let off = search.off_when.as_ref().map(Normal::new);
+    let mut list = FirstMatch::default();
+    for (rule, when) in search.rules.iter().zip(&conds) {
+        let found = list.judge(when);
+        let off_always = off
+            .as_ref()
+            .is_some_and(|off| when.implies(off) == Some(true));
+        list.push(when, found.is_none() && !off_always);
         let d = match found {
             Some(Dead::Never) => never(&rule.id, "search rule"),
             _ if off_always => {
@@ -213,12 +187,55 @@ fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// For each guard and each tool it watches that can reach the guards, the earlier guards on
+/// that tool that always drop the call first, if any (first match per tool). Each tool's list
+/// is read once, in order.
+type Shadowers = HashMap<(usize, usize), Vec<usize>>;
+
+fn shadowers_per_tool(
+    rs: &RuleSet,
+    conds: &[Normal],
+    producible: &[bool],
+    watched: &mut [Vec<usize>],
+) -> Shadowers {
+    let can_hold: Vec<bool> = conds
+        .iter()
+        .map(|c| c.satisfiable() != Some(false))
+        .collect();
+    let mut found = HashMap::new();
+    for (t, list) in rs.guards_by_tool.iter().enumerate().take(rs.tools.len()) {
+        let mut earlier = FirstMatch::default();
+        for &g in list {
+            // A tool listed twice by one guard: the first place counts.
+            if watched[g].last() != Some(&t) {
+                watched[g].push(t);
+                if can_hold[g] && producible.get(t).copied().unwrap_or(true) {
+                    let by = match earlier.judge(&conds[g]) {
+                        Some(Dead::ShadowedBy(i)) => vec![list[i]],
+                        Some(Dead::ShadowedByAll(v)) => v.into_iter().map(|i| list[i]).collect(),
+                        Some(Dead::Never) | None => Vec::new(),
+                    };
+                    if !by.is_empty() {
+                        found.insert((g, t), by);
+                    }
+                }
+            }
+            earlier.push(&conds[g], can_hold[g]);
+        }
+    }
+    found
+}
+
 fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
-    for (g, guard) in rs.guards.iter().enumerate() {
-        let watched: Vec<usize> = (0..rs.tools.len())
-            .filter(|&t| rs.guards_by_tool[t].contains(&g))
-            .collect();
-        if satisfiable(&guard.drop_when) == Some(false) {
+    let conds: Vec<Normal> = rs
+        .guards
+        .iter()
+        .map(|g| Normal::new(&g.drop_when))
+        .collect();
+    let mut watched = vec![Vec::new(); rs.guards.len()];
+    let shadowed = shadowers_per_tool(rs, &conds, producible, &mut watched);
+    for ((g, guard), watched) in rs.guards.iter().enumerate().zip(watched) {
+        if conds[g].satisfiable() == Some(false) {
             let d = never(&guard.id, "guard");
             out.push(d.at(Some(guard.at.clone())).rule(&*guard.id));
             continue;
@@ -281,23 +298,10 @@ fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
         // watching that tool (one of them, or together) always drop the call first.
         let mut shadowers: Vec<usize> = Vec::new();
         let shadowed_everywhere = reachable.iter().all(|&t| {
-            let list: Vec<usize> = rs.guards_by_tool[t]
-                .iter()
-                .copied()
-                .take_while(|&h| h != g)
-                .chain([g])
-                .collect();
-            let conds: Vec<&Cond> = list.iter().map(|&h| &rs.guards[h].drop_when).collect();
-            let dead: Vec<bool> = conds
-                .iter()
-                .map(|c| satisfiable(c) == Some(false))
-                .collect();
-            let earlier = match first_match(&conds, &dead, list.len() - 1) {
-                Some(Dead::ShadowedBy(i)) => vec![list[i]],
-                Some(Dead::ShadowedByAll(v)) => v.into_iter().map(|i| list[i]).collect(),
-                Some(Dead::Never) | None => return false,
+            let Some(earlier) = shadowed.get(&(g, t)) else {
+                return false;
             };
-            for h in earlier {
+            for &h in earlier {
                 if !shadowers.contains(&h) {
                     shadowers.push(h);
                 }

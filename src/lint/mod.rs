@@ -15,6 +15,7 @@
 mod checks;
 pub mod coverage;
 mod logic;
+mod shadow;
 
 use std::path::{Path, PathBuf};
 

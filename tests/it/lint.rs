@@ -5,6 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+#[path = "../../benches/genpack/mod.rs"]
+mod genpack;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -574,4 +578,34 @@ fn github_format_keeps_the_summary_plain_and_annotates_the_failing_expectation()
         .find(|l| l.contains("turnout test-failed"))
         .expect("an annotation");
     assert!(failed.contains("line=16,col=16"), "{failed}");
+}
+
+/// Regression: lint compared every rule with every earlier one, and the shipped pack grown 10×
+/// took seconds in a release build and far longer in a debug one. Now about a second in a debug build.
+#[test]
+fn a_pack_ten_times_the_shipped_one_lints_clean_in_seconds() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pack = dir.path().join("pack10");
+    genpack::write_pack(&genpack::shipped(), &pack, 10).expect("the pack is written");
+    let start = Instant::now();
+    let out = turnout(&[
+        "lint",
+        "--deny-warnings",
+        pack.to_str().expect("a UTF-8 path"),
+    ]);
+    let took = start.elapsed();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains(": 0 errors, 0 warnings; "),
+        "{stdout}"
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "lint of the 10x pack took {took:?}"
+    );
 }
