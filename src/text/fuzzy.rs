@@ -10,8 +10,8 @@
 use fst::raw::{Fst, Node, Output};
 
 /// How many letters at the start of a word must be right: typos there are rare, and requiring
-/// it keeps the walk short. (Not two: a vowel written for another in the second letter,
-/// «пагода», «дабраться», is among the commonest typos.)
+/// it keeps the walk short. (Not two: one vowel written for another in the second letter is
+/// among the commonest typos in the pack's language.)
 const EXACT_LETTERS: usize = 1;
 
 use super::is_word;

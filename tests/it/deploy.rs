@@ -883,7 +883,7 @@ fn watch_versions(
 /// The message whose search verdict the new rule version changes, and that edit.
 const MESSAGE: &str = "проверка выкатки правил";
 const NEW_WORD: &str = "      - проверка выкатки\n";
-const ANCHOR: &str = "      - скольк стоит\n";
+const ANCHOR: &str = "      - скольк … стоит\n";
 
 #[cfg(unix)]
 #[test]
