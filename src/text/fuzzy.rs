@@ -68,6 +68,10 @@ pub(super) struct FuzzyStems {
     fst: std::sync::Arc<Fst<Vec<u8>>>,
     /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
     min_letters: usize,
+    /// (first letter, second or third letter) of every stem, sorted: with one edit after the
+    /// first letter, a word's second or third letter is one of its stem's second and third.
+    /// Most words fail this test and cost no walk.
+    pairs: Vec<(char, char)>,
 }
 
 impl std::fmt::Debug for FuzzyStems {
@@ -94,6 +98,17 @@ impl FuzzyStems {
             .map(|(s, _)| s.chars().count())
             .min()
             .unwrap_or(0);
+        let mut pairs: Vec<(char, char)> = stems
+            .iter()
+            .flat_map(|(s, _)| {
+                let mut c = s.chars();
+                let first = c.next();
+                let rest: Vec<char> = c.take(2).collect();
+                rest.into_iter().filter_map(move |r| Some((first?, r)))
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
         let mut builder = fst::MapBuilder::memory();
         for (stem, idx) in &stems {
             builder.insert(stem, *idx as u64)?;
@@ -102,6 +117,7 @@ impl FuzzyStems {
         Ok(Self {
             fst: std::sync::Arc::new(fst),
             min_letters,
+            pairs,
         })
     }
 
@@ -112,6 +128,14 @@ impl FuzzyStems {
         let word = &text[..word_end];
         // One letter may be missing from the word, no more.
         if word.chars().count() + 1 < self.min_letters {
+            return;
+        }
+        let mut letters = word.chars();
+        let (Some(a), b, c) = (letters.next(), letters.next(), letters.next()) else {
+            return;
+        };
+        let paired = |x: Option<char>| x.is_some_and(|x| self.pairs.binary_search(&(a, x)).is_ok());
+        if !paired(b) && !paired(c) {
             return;
         }
         // The first letters are read exactly: a walk that leaves the trie there costs nothing.

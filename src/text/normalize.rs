@@ -299,16 +299,15 @@ fn invisible(c: char) -> Option<Invisible> {
 /// The script a letter is written in, as far as look-alikes are concerned: the look-alike
 /// table says which two scripts there are (`a` of each pair is script 0, `b` script 1).
 fn fold_look_alikes(chars: &mut [char], pairs: &[(char, char)]) -> Vec<usize> {
+    let mut twins: Vec<(char, (usize, char))> = pairs
+        .iter()
+        .flat_map(|&(a, b)| [(a, (0, b)), (b, (1, a))])
+        .collect();
+    twins.sort_unstable_by_key(|t| t.0);
     let side = |c: char| -> Option<(usize, Option<char>)> {
-        for &(a, b) in pairs {
-            if c == a {
-                return Some((0, Some(b)));
-            }
-            if c == b {
-                return Some((1, Some(a)));
-            }
-        }
-        None
+        let i = twins.binary_search_by_key(&c, |t| t.0).ok()?;
+        let (s, twin) = twins[i].1;
+        Some((s, Some(twin)))
     };
     // Letters without a look-alike decide a word's script by the block they share with the
     // pairs: same Unicode block as the pairs' first (or second) letters.
