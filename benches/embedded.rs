@@ -33,6 +33,7 @@ fn bench(c: &mut Criterion) {
         draft_shown: false,
         ui: None,
         tools: rs.tools().iter().collect(),
+        context: Vec::new(),
         skills: rs.skills(),
         router: rs.router(),
         rules: &rs,

@@ -24,13 +24,13 @@
 //! microseconds.
 
 mod classifier;
+mod route;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
 
-use super::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
+use super::{Model, ModelAnswer, ModelError, RouterInput};
 use crate::compile::{RuleSet, ToolDef};
 use crate::text::Normalizer;
 
@@ -139,69 +139,14 @@ impl Model for EmbeddedModel {
         "embedded"
     }
 
-    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
-        let ranking = self.rank(input).await?;
-        let router = input.router;
-        let skill_call = |value: &str| {
-            let mut arguments = Map::new();
-            arguments.insert(router.skill_argument.clone(), Value::from(value));
-            RawCall {
-                tool: router.skill_tool.to_string(),
-                arguments: Value::Object(arguments),
-            }
-        };
-        let call = match &ranking.chosen {
-            Target::Chat => None,
-            Target::Leave => Some(skill_call(&router.leave_skill_value)),
-            Target::Skill(id) => Some(skill_call(id)),
-            Target::Tool(id) => input.tools.iter().find(|t| *t.id == **id).map(|t| RawCall {
-                tool: t.id.to_string(),
-                arguments: fill_arguments(&t.arguments, input.message()),
-            }),
-        };
-        Ok(ModelAnswer {
-            calls: call.into_iter().collect(),
-        })
+    fn prepare(&self, rules: &RuleSet) {
+        self.train(rules);
     }
-}
 
-/// The arguments the router can fill by itself (see the module documentation).
-fn fill_arguments(schema: &Value, message: &str) -> Value {
-    let mut arguments = Map::new();
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = properties else {
-        return Value::Object(arguments);
-    };
-    let mut free_text = Vec::new();
-    for name in &required {
-        let Some(p) = properties.get(*name) else {
-            continue;
-        };
-        if let Some(default) = p.get("default") {
-            arguments.insert((*name).to_owned(), default.clone());
-        } else if p.get("type").and_then(Value::as_str) == Some("string")
-            && ["enum", "const", "pattern", "format"]
-                .iter()
-                .all(|k| p.get(*k).is_none())
-        {
-            free_text.push(*name);
-        }
+    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
+        let index = self.index(input.rules).await?;
+        Ok(route::answer(&index, input))
     }
-    let unfilled = required
-        .iter()
-        .filter(|n| !arguments.contains_key(**n))
-        .count();
-    if let [name] = free_text[..]
-        && unfilled == 1
-    {
-        arguments.insert(name.to_owned(), Value::from(message.trim()));
-    }
-    Value::Object(arguments)
 }
 
 /// What the classifier learns from, taken out of the rules so training can run on another
@@ -272,7 +217,8 @@ impl Index {
     }
 
     /// Which classes are possible here: offered tools, auto skills while the skill tool is
-    /// offered, leaving only while a skill is active, and chat always.
+    /// offered, leaving only while a skill is active, and chat always; minus the tools a
+    /// context rule that holds rules out.
     fn allowed(&self, input: &RouterInput<'_>) -> Vec<bool> {
         let router = input.router;
         let mut allowed: Vec<bool> = self
@@ -285,7 +231,7 @@ impl Index {
         for offered in &input.tools {
             // The offered tools are the ruleset's own: their position is their address's.
             let at = position(all, offered);
-            if let Some(class) = at.and_then(|i| self.tool_class.get(i).copied().flatten()) {
+            if let Some(class) = at.and_then(|i| self.class_of_tool(i)) {
                 allowed[class] = true;
             }
             skill_tool_offered |= *offered.id == *router.skill_tool;
@@ -297,19 +243,58 @@ impl Index {
                 Target::Tool(_) | Target::Chat => {}
             }
         }
+        for &rule in &input.context {
+            let Some(rule) = router.embedded.context.get(rule) else {
+                continue;
+            };
+            for class in rule.rule_out.iter().filter_map(|&t| self.class_of_tool(t)) {
+                allowed[class] = false;
+            }
+        }
         allowed
     }
 
+    /// The class of the ruleset's tool at this position.
+    fn class_of_tool(&self, tool: usize) -> Option<usize> {
+        self.tool_class.get(tool).copied().flatten()
+    }
+
+    /// The scores the context rules that hold add to classes (empty when none hold).
+    fn bias(&self, input: &RouterInput<'_>) -> Vec<f32> {
+        let rules = &input.router.embedded.context;
+        let mut bias = Vec::new();
+        for rule in input.context.iter().filter_map(|&r| rules.get(r)) {
+            for &(tool, b) in &rule.boost {
+                if let Some(class) = self.class_of_tool(tool) {
+                    bias.resize(self.targets.len(), 0.0);
+                    bias[class] += b;
+                }
+            }
+        }
+        bias
+    }
+
     fn rank(&self, input: &RouterInput<'_>) -> Ranking {
-        let router = input.router;
         let allowed = self.allowed(input);
+        let bias = self.bias(input);
         let normalized = input.rules.normalizer.normalize(input.message());
-        let top = self.classifier.top(&normalized, &allowed, &[]);
+        self.rank_text(input, &normalized, &allowed, &bias)
+    }
+
+    /// Ranks normalised text (the message or one part of it).
+    fn rank_text(
+        &self,
+        input: &RouterInput<'_>,
+        normalized: &str,
+        allowed: &[bool],
+        bias: &[f32],
+    ) -> Ranking {
+        let top = self.classifier.top(normalized, allowed, bias);
         let best = top.map(|t| (self.targets[t.best.0].clone(), t.best.1));
         let runner_up = top
             .and_then(|t| t.runner_up)
             .map(|(c, p)| (self.targets[c].clone(), p));
-        let settings = &router.embedded;
+        let settings = &input.router.embedded;
         let chosen = match &best {
             Some((target, p1)) => {
                 let p2 = runner_up.as_ref().map_or(0.0, |r| r.1);
