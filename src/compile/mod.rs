@@ -7,6 +7,7 @@
 pub(crate) mod check;
 mod conditions;
 pub(crate) mod events;
+pub mod extract;
 mod lists;
 pub(crate) mod load;
 mod router;
@@ -26,7 +27,7 @@ use serde_json::Value;
 use crate::diag::{Diagnostic, Location};
 use crate::rules::RuleFile;
 use check::SchemaCheck;
-pub use ruleset::{EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
+pub use ruleset::{ContextRuleDef, EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
 use source::SpanMap;
 
 /// What loading a directory gave: the ruleset if nothing was an error, and every finding.
@@ -277,9 +278,9 @@ impl<'a> Compiler<'a> {
         let normalizer = self.normalizer();
         let lists = self.lists(&normalizer);
         let skills = self.skills();
-        let tools = self.tools();
+        let tools = self.tools(&normalizer);
         self.integrations();
-        let router = self.router(&skills);
+        let router = self.router(&skills, &normalizer);
         let search = self.search();
         let pre_rules = self.pre_rules();
         let guards = self.guards(tools.len());

@@ -14,6 +14,7 @@
 
 mod checks;
 pub mod coverage;
+mod embedded;
 mod logic;
 
 use std::path::{Path, PathBuf};
