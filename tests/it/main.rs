@@ -5,6 +5,7 @@
 mod browser;
 mod cli;
 mod common;
+mod embedded;
 mod engine;
 mod fuzz;
 mod layers;
