@@ -232,6 +232,8 @@ pub(crate) struct Compiler<'a> {
     /// Declared integrations; empty when the rules declare none (then `integration:` values
     /// are not checked).
     pub integration_ids: HashMap<String, usize>,
+    /// Patterns of `extract` already compiled, by their text.
+    pub extract_patterns: HashMap<String, regex::Regex>,
 }
 
 /// Finds the closest known id, for "did you mean …?" hints.
@@ -259,6 +261,7 @@ impl<'a> Compiler<'a> {
             list_ids: HashMap::new(),
             list_used: Vec::new(),
             integration_ids: HashMap::new(),
+            extract_patterns: HashMap::new(),
         }
     }
 

@@ -6,6 +6,8 @@
 //!   not the tool's only free-text argument (which gets the message).
 //! - `embedded-no-examples`: a tool without `examples` (the router's skill tool excepted: the
 //!   skills' examples switch them on).
+//!
+//! Rules with no examples at all are not written for the embedded router: nothing is said.
 
 use crate::compile::extract::is_free_text;
 use crate::compile::ruleset::RuleSet;
@@ -14,6 +16,10 @@ use serde_json::Value;
 
 /// Findings about tools the embedded router can never call with valid arguments.
 pub(crate) fn check(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
+    // Rules that teach the embedded router nothing are not written for it.
+    if rs.tools.iter().all(|t| t.examples.is_empty()) {
+        return;
+    }
     for (k, tool) in rs.tools.iter().enumerate() {
         if k == rs.router.skill_tool_idx {
             continue;
@@ -55,6 +61,9 @@ pub(crate) fn check(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
                 .and_then(|p| p.get(name))
                 .is_some_and(is_free_text)
         };
+        if tool.examples.is_empty() {
+            continue;
+        }
         if let [only] = unfilled[..]
             && free(only)
         {

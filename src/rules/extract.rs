@@ -19,8 +19,8 @@ use super::Condition;
 /// extract:
 ///   period:
 ///     choose:
-///       - {value: yesterday, words: [вчера]}
-///       - {value: week, words: [недел]}
+///       - {value: yesterday, words: [yesterday]}
+///       - {value: week, words: [week]}
 ///     default: week
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -57,8 +57,8 @@ pub struct Choice {
     /// The argument's value. In a string, `$0` is the text the pattern matched and `$1`, `$2`
     /// or `${name}` its groups (patterns only; words give `$0`), e.g. `"${from}-${to}"`.
     pub value: Value,
-    /// Stems and phrases, written as in word lists (`недел` matches «неделю», `док$` only
-    /// «док»).
+    /// Stems and phrases, written as in word lists (`week` matches «weekly», `doc$` only
+    /// «doc»).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub words: Vec<String>,
     /// Regular expressions over the normalised (lower-case, folded) message.
@@ -72,8 +72,8 @@ pub struct Choice {
 ///
 /// ```yaml
 /// number:
-///   patterns: ['до (?P<number>\d[\d ]*)\s*(?P<unit>к|тыс\w*)?']
-///   units: {к: 1000, тыс: 1000}
+///   patterns: ['under (?P<number>[0-9][0-9 ]*)\s*(?P<unit>k|thousand)?']
+///   units: {k: 1000, thousand: 1000}
 /// ```
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -81,7 +81,7 @@ pub struct NumberExtraction {
     /// Regular expressions over the normalised message; the first that matches gives the number.
     #[schemars(length(min = 1))]
     pub patterns: Vec<String>,
-    /// Multipliers by the start of the `unit` group (e.g. `к: 1000`).
+    /// Multipliers by the start of the `unit` group (e.g. `k: 1000`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub units: BTreeMap<String, f64>,
 }
@@ -99,7 +99,7 @@ pub enum ContextValue {
 #[serde(deny_unknown_fields)]
 pub struct TextExtraction {
     /// Command words taken out, as stems (the whole word that starts with one goes), e.g.
-    /// `[напиши, пост, про$]`.
+    /// `[write, post, about$]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drop: Vec<String>,
     /// Regular expressions whose matches are taken out too.
@@ -113,7 +113,7 @@ pub struct TextExtraction {
 /// ```yaml
 /// context:
 ///   - id: describe-needs-a-photo
-///     description: «что это?» без фото — не описание фото.
+///     description: «what is this?» with no photo is not a photo to describe.
 ///     when: {not: {attachment: {kind: photo}}}
 ///     rule_out: [photo_describe]
 /// ```
@@ -140,7 +140,7 @@ pub struct ContextRule {
 ///
 /// ```yaml
 /// split:
-///   connectives: [" и ", ", а потом ", " затем "]
+///   connectives: [" and ", ", then ", " and then "]
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

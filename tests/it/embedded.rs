@@ -310,7 +310,9 @@ fn with_a_timeout_shorter_than_training_the_first_request_after_a_reload_is_deci
     let d = route(&served, "Сколько визитов на сайте за неделю");
     assert!(!timed_out(&d), "{d:#}");
     assert_eq!(d["calls"][0]["tool"], "site_traffic", "{d:#}");
-    // A change to the rules: the reload trains before the new rules serve.
+    // A change to the rules: the reload trains before the new rules serve (the watcher may
+    // see the change first; either way the version changes).
+    let before = d["rules_version"].clone();
     let tools = dir.path().join("tools.yaml");
     let text = std::fs::read_to_string(&tools).expect("read");
     let text = text.replace(
@@ -320,7 +322,7 @@ fn with_a_timeout_shorter_than_training_the_first_request_after_a_reload_is_deci
     std::fs::write(&tools, text).expect("write");
     let (status, report) = served.json("POST", "/v1/rules/reload", &json!({}));
     assert_eq!(status, 200, "{report}");
-    assert_eq!(report["changed"], true, "{report}");
+    assert_ne!(report["version"], before, "{report}");
     let d = route(&served, "сколько визитов было на сайте вчера");
     assert!(!timed_out(&d), "{d:#}");
     assert_eq!(d["rules_version"], report["version"], "{d:#}");

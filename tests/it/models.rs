@@ -278,10 +278,10 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     }
     // The goal is 90 % and 95 % (issue 13); these floors are the figures reached so far, so a
     // change that makes decisions worse fails here.
-    assert!(tool_share >= 0.81, "tool decisions {tool_share:.3} < 0.81");
+    assert!(tool_share >= 0.80, "tool decisions {tool_share:.3} < 0.80");
     assert!(
-        chat_share >= 0.86,
-        "chit-chat left alone {chat_share:.3} < 0.86"
+        chat_share >= 0.91,
+        "chit-chat left alone {chat_share:.3} < 0.91"
     );
 }
 
@@ -1247,4 +1247,68 @@ fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() 
     let body = local.body(&input);
     assert_eq!(body["max_tokens"], 123);
     assert!(body.get("max_completion_tokens").is_none(), "{body}");
+}
+
+/// The class the classifier alone picks for `text` (chat when not sure enough).
+fn pick(classifier: &Classifier, rs: &RuleSet, chat: usize, text: &str) -> usize {
+    let all = vec![true; classifier.classes()];
+    let normalized = rs.normalizer.normalize(text);
+    let Some(top) = classifier.top(&normalized, &all, &[]) else {
+        return chat;
+    };
+    let e = &rs.router().embedded;
+    let p2 = top.runner_up.map_or(0.0, |r| r.1);
+    if top.best.1 < e.threshold || top.best.1 - p2 < e.margin {
+        chat
+    } else {
+        top.best.0
+    }
+}
+
+#[test]
+#[ignore = "a measurement: cargo test --test it models::stability -- --ignored --nocapture"]
+fn stability_and_cross_validation_of_the_embedded_router() {
+    let rs = pack();
+    let (names, examples) = labelled(&rs);
+    let chat = names.len() - 1;
+    let (tools, chats) = cross_validate(
+        &rs,
+        5,
+        Training::default(),
+        rs.router().embedded.threshold,
+        rs.router().embedded.margin,
+    );
+    println!(
+        "5-fold cross-validation on the examples: tools {:.1}%, chat {:.1}%",
+        tools * 100.0,
+        chats * 100.0
+    );
+    let texts: Vec<String> = eval_cases()
+        .iter()
+        .filter_map(|c| c["text"].as_str().map(str::to_owned))
+        .collect();
+    let all: Vec<(usize, &str)> = examples.iter().map(|(c, t)| (*c, t.as_str())).collect();
+    let full = Classifier::train(names.len(), &all, &rs.normalizer);
+    let base: Vec<usize> = texts.iter().map(|t| pick(&full, &rs, chat, t)).collect();
+    let step = std::env::var("TURNOUT_FLIP_STEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    let (mut flips, mut runs) = (0usize, 0usize);
+    for left_out in (0..all.len()).step_by(step) {
+        let mut fewer = all.clone();
+        fewer.remove(left_out);
+        let c = Classifier::train(names.len(), &fewer, &rs.normalizer);
+        flips += texts
+            .iter()
+            .zip(&base)
+            .filter(|(t, b)| pick(&c, &rs, chat, t) != **b)
+            .count();
+        runs += 1;
+    }
+    println!(
+        "leave-one-out flip rate: {:.2}% of {} held-back decisions changed per example left out ({runs} examples left out, one in {step})",
+        flips as f64 / (runs * texts.len()) as f64 * 100.0,
+        texts.len()
+    );
 }

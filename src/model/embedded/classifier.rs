@@ -171,12 +171,13 @@ impl Classifier {
         for (o, b) in out.iter_mut().zip(bias) {
             *o += b;
         }
+        // Every class, allowed or not: a branch-free loop the compiler vectorises; the classes
+        // not allowed are ignored by the caller.
+        let _ = allowed;
         for &(f, v) in &x {
             let row = &self.weights[f * self.classes..][..self.classes];
-            for ((o, w), ok) in out.iter_mut().zip(row).zip(allowed) {
-                if *ok {
-                    *o += w * v;
-                }
+            for (o, w) in out.iter_mut().zip(row) {
+                *o += w * v;
             }
         }
     }
@@ -376,10 +377,14 @@ fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
 pub(super) fn features(text: &str) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
     let mut padded: Vec<char> = Vec::with_capacity(32);
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
+    let table = word_chars();
+    let is_word = |c: char| {
+        table
+            .get(c as usize)
+            .copied()
+            .unwrap_or_else(|| c.is_alphanumeric())
+    };
+    for word in text.split(|c: char| !is_word(c)).filter(|w| !w.is_empty()) {
         padded.clear();
         padded.push(' ');
         padded.extend(word.chars());
@@ -393,6 +398,17 @@ pub(super) fn features(text: &str) -> Vec<u64> {
         out.push(hash(b'w', &stem[..stem.len().min(5)]));
     }
     out
+}
+
+/// Whether each of the first 0x800 code points is alphanumeric, computed once:
+/// `is_alphanumeric` searches the Unicode tables for every non-ASCII character.
+fn word_chars() -> &'static [bool] {
+    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0u32..0x800)
+            .map(|u| char::from_u32(u).is_some_and(char::is_alphanumeric))
+            .collect()
+    })
 }
 
 /// FNV-1a over a tag and the characters (each as four little-endian bytes).

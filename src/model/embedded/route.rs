@@ -188,17 +188,17 @@ mod tests {
 
     #[test]
     fn a_part_of_the_original_is_cut_where_the_normalised_one_is() {
-        let original = "Посмотри СТАТИСТИКУ и Напиши пост";
+        let original = "Zeigen Sie die STATISTIK und Schreiben Sie Über";
         let normalized = original.to_lowercase();
-        let at = normalized.find(" и ").expect("connective");
+        let at = normalized.find(" und ").expect("connective");
         assert_eq!(
             original_slice(original, &normalized, 0, at),
-            "Посмотри СТАТИСТИКУ"
+            "Zeigen Sie die STATISTIK"
         );
-        let after = at + " и ".len();
+        let after = at + " und ".len();
         assert_eq!(
             original_slice(original, &normalized, after, normalized.len()),
-            "Напиши пост"
+            "Schreiben Sie Über"
         );
     }
 }

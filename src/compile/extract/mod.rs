@@ -7,10 +7,10 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::{Compiler, SourceFile, did_you_mean};
-use crate::diag::Diagnostic;
-use crate::rules::{ContextValue, Extraction};
-use crate::text::{Normalizer, WordMatcher};
+mod compile;
+
+use crate::rules::ContextValue;
+use crate::text::WordMatcher;
 
 /// How one argument is filled, compiled.
 #[derive(Debug, Clone)]
@@ -18,6 +18,10 @@ pub struct ArgExtract {
     /// The argument's name.
     pub name: String,
     choices: Vec<ChoiceDef>,
+    /// Every choice's words in one matcher (one automaton per argument, not per choice).
+    words: WordMatcher,
+    /// For each entry of `words`: its choice and its text.
+    word_entries: Vec<(usize, String)>,
     number: Option<NumberDef>,
     from_context: Option<ContextValue>,
     text: Option<TextDef>,
@@ -27,11 +31,9 @@ pub struct ArgExtract {
 #[derive(Debug, Clone)]
 struct ChoiceDef {
     value: Value,
-    words: WordMatcher,
-    /// `words` then `patterns`, as written, for the trace.
+    /// The patterns, as written, for the trace.
     entries: Vec<String>,
     patterns: Vec<Regex>,
-    word_count: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -67,7 +69,7 @@ pub struct Filled {
     /// The byte span of the words that gave it, in the normalised message.
     pub span: Option<(usize, usize)>,
     /// Whether free text leaves the span out: a date or a number matched by a pattern is not
-    /// part of the text; a word that picked a value (`shoes`, `таблицу`) may be.
+    /// part of the text; a word that picked a value (`shoes`, `spreadsheet`) may be.
     pub consumed: bool,
     /// For the trace: which words (or which rule) gave it.
     pub why: String,
@@ -88,20 +90,24 @@ impl ArgExtract {
     /// value.
     pub fn fill_fixed(&self, input: &ExtractInput<'_>) -> Option<Filled> {
         let text = input.normalized;
+        let by_words = self.word_hits(text);
         for (k, choice) in self.choices.iter().enumerate() {
-            let hit = choice.words.find(text).map(|h| {
-                let entry = choice.entries.get(h.entry).cloned().unwrap_or_default();
-                (h.start, h.end, entry, None)
-            });
+            let hit = by_words
+                .iter()
+                .find(|h| h.0 == k)
+                .map(|&(_, start, end, entry)| {
+                    let entry = self
+                        .word_entries
+                        .get(entry)
+                        .map(|e| e.1.clone())
+                        .unwrap_or_default();
+                    (start, end, entry, None)
+                });
             let hit = hit.or_else(|| {
                 choice.patterns.iter().enumerate().find_map(|(j, re)| {
                     re.captures(text).and_then(|c| {
                         let m = c.get(0)?;
-                        let entry = choice
-                            .entries
-                            .get(choice.word_count + j)
-                            .cloned()
-                            .unwrap_or_default();
+                        let entry = choice.entries.get(j).cloned().unwrap_or_default();
                         Some((m.start(), m.end(), entry, Some(c)))
                     })
                 })
@@ -145,6 +151,32 @@ impl ArgExtract {
             }),
             _ => None,
         }
+    }
+
+    /// Every word hit in `text`: (choice, start, end, entry), found one at a time (each found
+    /// word is blanked, same byte length, so the next search finds the next one).
+    fn word_hits(&self, text: &str) -> Vec<(usize, usize, usize, usize)> {
+        let mut hits = Vec::new();
+        let Some(mut hit) = self.words.find(text) else {
+            return hits;
+        };
+        let mut blank = text.to_owned();
+        loop {
+            let Some(&(choice, _)) = self.word_entries.get(hit.entry) else {
+                break;
+            };
+            hits.push((choice, hit.start, hit.end, hit.entry));
+            let (s, e) = whole_word(&blank, hit.start, hit.end);
+            if e <= s || hits.len() > 64 {
+                break;
+            }
+            blank.replace_range(s..e, &" ".repeat(e - s));
+            match self.words.find(&blank) {
+                Some(h) => hit = h,
+                None => break,
+            }
+        }
+        hits
     }
 
     /// Free text: the message without the command words and without `taken` (the spans that
@@ -357,231 +389,20 @@ pub fn is_free_text(property: &Value) -> bool {
             .all(|k| property.get(*k).is_none())
 }
 
-impl Compiler<'_> {
-    /// Compiles a tool's `extract`, reporting every problem where it is written.
-    pub(super) fn extract(
-        &mut self,
-        file: &SourceFile,
-        i: usize,
-        tool: &crate::rules::Tool,
-        schema: &Value,
-        norm: &Normalizer,
-    ) -> Vec<ArgExtract> {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let mut out = Vec::new();
-        for (name, x) in &tool.extract {
-            let at = format!("/tools/{i}/extract/{name}");
-            let Some(property) = properties.and_then(|p| p.get(name)) else {
-                let known: Vec<String> = properties
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default();
-                let mut d = Diagnostic::error(
-                    "extract-unknown-argument",
-                    format!("tool '{}' has no argument '{name}' to extract", tool.id),
-                )
-                .at(Some(file.locate_key(&at)))
-                .rule(tool.id.as_str());
-                if let Some(h) = did_you_mean(name, known.iter()) {
-                    d = d.hint(h);
-                }
-                self.diagnostics.push(d);
-                continue;
-            };
-            if let Some(def) = self.one_extract(file, &at, name, x, property, norm) {
-                out.push(def);
-            }
-        }
-        out
-    }
-
-    fn one_extract(
-        &mut self,
-        file: &SourceFile,
-        at: &str,
-        name: &str,
-        x: &Extraction,
-        property: &Value,
-        norm: &Normalizer,
-    ) -> Option<ArgExtract> {
-        let errors_before = self.diagnostics.len();
-        let validator = jsonschema::validator_for(property).ok();
-        let kind = property.get("type").and_then(Value::as_str).unwrap_or("");
-        if x.choose.is_empty()
-            && x.number.is_none()
-            && x.from_context.is_none()
-            && x.text.is_none()
-            && x.default.is_none()
-        {
-            self.error(
-                "extract-empty",
-                format!(
-                    "'{name}': say how it is filled: choose, number, from_context, text or default"
-                ),
-                file,
-                at,
-            );
-        }
-        let check_value = |c: &mut Self, v: &Value, p: &str| {
-            let templated = v.as_str().is_some_and(|s| s.contains('$'));
-            if templated && kind != "string" {
-                c.error(
-                    "extract-bad-value",
-                    format!("'{name}' is not a string: a value with $ groups cannot fill it"),
-                    file,
-                    p,
-                );
-            } else if !templated && validator.as_ref().is_some_and(|val| !val.is_valid(v)) {
-                c.error(
-                    "extract-bad-value",
-                    format!("{v} is not a valid value of '{name}' (its schema refuses it)"),
-                    file,
-                    p,
-                );
-            }
-        };
-        let mut choices = Vec::new();
-        for (k, c) in x.choose.iter().enumerate() {
-            let p = format!("{at}/choose/{k}");
-            check_value(self, &c.value, &format!("{p}/value"));
-            if c.words.is_empty() && c.patterns.is_empty() {
-                self.error(
-                    "extract-empty",
-                    format!("'{name}': option {} has neither words nor patterns", k + 1),
-                    file,
-                    &p,
-                );
-            }
-            self.check_words(file, &format!("{p}/words"), &c.words);
-            let patterns = self.patterns(file, &format!("{p}/patterns"), &c.patterns);
-            choices.push(ChoiceDef {
-                value: c.value.clone(),
-                words: WordMatcher::new(&c.words, &[], norm),
-                entries: c.words.iter().chain(&c.patterns).cloned().collect(),
-                patterns,
-                word_count: c.words.len(),
-            });
-        }
-        if let Some(d) = &x.default {
-            check_value(self, d, &format!("{at}/default"));
-        }
-        let number = x.number.as_ref().map(|n| {
-            let p = format!("{at}/number");
-            if !matches!(kind, "number" | "integer") {
-                self.error(
-                    "extract-bad-value",
-                    format!("'{name}' is a {kind:?}, not a number: use choose or text"),
-                    file,
-                    &p,
-                );
-            }
-            let patterns = self.patterns(file, &format!("{p}/patterns"), &n.patterns);
-            for (j, re) in patterns.iter().enumerate() {
-                if !re.capture_names().any(|g| g == Some("number")) {
-                    self.error(
-                        "extract-number-group",
-                        "a number pattern needs a group named 'number', e.g. (?P<number>\\d+)"
-                            .into(),
-                        file,
-                        &format!("{p}/patterns/{j}"),
-                    );
-                }
-            }
-            let mut units: Vec<(String, f64)> = n
-                .units
-                .iter()
-                .map(|(k, v)| (norm.normalize(k), *v))
-                .collect();
-            units.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
-            NumberDef {
-                patterns,
-                units,
-                integer: kind == "integer",
-            }
-        });
-        if x.from_context.is_some() && kind != "string" {
-            self.error(
-                "extract-bad-value",
-                format!("'{name}' is not a string: from_context gives a name"),
-                file,
-                &format!("{at}/from_context"),
-            );
-        }
-        let text = x.text.as_ref().map(|t| {
-            let p = format!("{at}/text");
-            if kind != "string" {
-                self.error(
-                    "extract-bad-value",
-                    format!("'{name}' is not a string: text cannot fill it"),
-                    file,
-                    &p,
-                );
-            }
-            self.check_words(file, &format!("{p}/drop"), &t.drop);
-            TextDef {
-                drop: WordMatcher::new(&t.drop, &[], norm),
-                drop_patterns: self.patterns(file, &format!("{p}/drop_patterns"), &t.drop_patterns),
-            }
-        });
-        if self.diagnostics[errors_before..]
-            .iter()
-            .any(Diagnostic::is_error)
-        {
-            return None;
-        }
-        Some(ArgExtract {
-            name: name.to_owned(),
-            choices,
-            number,
-            from_context: x.from_context,
-            text,
-            default: x.default.clone(),
-        })
-    }
-
-    fn check_words(&mut self, file: &SourceFile, at: &str, words: &[String]) {
-        for (j, w) in words.iter().enumerate() {
-            if let Err(e) = WordMatcher::check_word(w) {
-                self.error(
-                    "bad-word",
-                    format!("'{w}': {e}"),
-                    file,
-                    &format!("{at}/{j}"),
-                );
-            }
-        }
-    }
-
-    fn patterns(&mut self, file: &SourceFile, at: &str, patterns: &[String]) -> Vec<Regex> {
-        let mut out = Vec::new();
-        for (j, p) in patterns.iter().enumerate() {
-            match WordMatcher::compile_pattern(p) {
-                Ok(re) => out.push(re),
-                Err(e) => self.error(
-                    "bad-pattern",
-                    format!("'{p}': {e}"),
-                    file,
-                    &format!("{at}/{j}"),
-                ),
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn whole_words_and_kept_text() {
-        let text = "напиши пост про море";
-        assert_eq!(whole_word(text, 0, 4), (0, "напиши".len()));
+        let text = "write a post about the sea";
+        assert_eq!(whole_word(text, 0, 3), (0, "write".len()));
         let input = ExtractInput {
-            original: "Напиши пост про Море!",
-            normalized: "напиши пост про море!",
+            original: "Write a post about the Sea!",
+            normalized: "write a post about the sea!",
             open_file: None,
         };
-        let cut = [(0, "напиши пост".len())];
-        assert_eq!(keep_outside(&input, &cut), "про Море");
+        let cut = [(0, "write a post".len())];
+        assert_eq!(keep_outside(&input, &cut), "about the Sea");
     }
 }
