@@ -115,7 +115,7 @@ pub struct TextExtraction {
 ///   - id: describe-needs-a-photo
 ///     description: «what is this?» with no photo is not a photo to describe.
 ///     when: {not: {attachment: {kind: photo}}}
-///     rule_out: [photo_describe]
+///     rule_out: [describe_photo]
 /// ```
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

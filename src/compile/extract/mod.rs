@@ -161,10 +161,7 @@ impl ArgExtract {
             return hits;
         };
         let mut blank = text.to_owned();
-        loop {
-            let Some(&(choice, _)) = self.word_entries.get(hit.entry) else {
-                break;
-            };
+        while let Some(&(choice, _)) = self.word_entries.get(hit.entry) {
             hits.push((choice, hit.start, hit.end, hit.entry));
             let (s, e) = whole_word(&blank, hit.start, hit.end);
             if e <= s || hits.len() > 64 {
