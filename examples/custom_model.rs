@@ -38,7 +38,10 @@ impl Model for ToolByName {
             })
             .into_iter()
             .collect();
-        Ok(ModelAnswer { calls })
+        Ok(ModelAnswer {
+            calls,
+            ..Default::default()
+        })
     }
 }
 

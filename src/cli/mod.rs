@@ -115,6 +115,10 @@ impl ModelArgs {
             eprintln!("error: {e}");
             ExitCode::from(2)
         })?;
+        // Trained (or otherwise readied) now, before the first request and its timeout.
+        if let Some(m) = &model {
+            m.prepare(rs);
+        }
         let rt = runtime().map_err(|e| {
             eprintln!("error: cannot start the async runtime: {e}");
             ExitCode::from(2)

@@ -73,6 +73,9 @@ pub fn run(args: Args) -> ExitCode {
         Ok(built) => built,
         Err(status) => return status,
     };
+    if let (Some(m), Some(old)) = (&model, &old) {
+        m.prepare(old);
+    }
     let passes = if old.is_some() { 2 } else { 1 };
     let bar = progress(lines.len() * passes);
     let started = Instant::now();

@@ -200,7 +200,10 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         None => (ModelSlot::from_rules(options), Some(model_check(keys))),
     };
     let limits = args.limits.limits();
-    let (rules, report) = LiveRules::load_with(&args.rules, limits, accept);
+    let model = Arc::new(model);
+    let slot = model.clone();
+    let prepare: reload::Prepare = Box::new(move |rs| slot.prepare(rs));
+    let (rules, report) = LiveRules::load_prepared(&args.rules, limits, accept, Some(prepare));
     server::log_reload(&report);
     match rules.current() {
         Some(rs) => drop(model.get(&rs)),

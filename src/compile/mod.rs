@@ -8,6 +8,7 @@ pub(crate) mod check;
 mod conditions;
 pub(crate) mod events;
 mod index;
+pub mod extract;
 mod lists;
 pub(crate) mod load;
 mod router;
@@ -27,7 +28,7 @@ use serde_json::Value;
 use crate::diag::{Diagnostic, Location};
 use crate::rules::RuleFile;
 use check::SchemaCheck;
-pub use ruleset::{EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
+pub use ruleset::{ContextRuleDef, EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
 use source::SpanMap;
 
 /// What loading a directory gave: the ruleset if nothing was an error, and every finding.
@@ -232,6 +233,8 @@ pub(crate) struct Compiler<'a> {
     /// Declared integrations; empty when the rules declare none (then `integration:` values
     /// are not checked).
     pub integration_ids: HashMap<String, usize>,
+    /// Patterns of `extract` already compiled, by their text.
+    pub extract_patterns: HashMap<String, regex::Regex>,
 }
 
 /// Finds the closest known id, for "did you mean …?" hints.
@@ -259,6 +262,7 @@ impl<'a> Compiler<'a> {
             list_ids: HashMap::new(),
             list_used: Vec::new(),
             integration_ids: HashMap::new(),
+            extract_patterns: HashMap::new(),
         }
     }
 
@@ -279,9 +283,9 @@ impl<'a> Compiler<'a> {
         let lists = self.lists(&normalizer);
         let scanner = self.scanner(&lists, &normalizer);
         let skills = self.skills();
-        let tools = self.tools();
+        let tools = self.tools(&normalizer);
         self.integrations();
-        let router = self.router(&skills);
+        let router = self.router(&skills, &normalizer);
         let search = self.search();
         let pre_rules = self.pre_rules();
         let guards = self.guards(tools.len());

@@ -6,13 +6,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ruleset::{EmbeddedDef, RouterDef, SkillDef};
+use super::conditions::{CondCx, Scope};
+use super::ruleset::{ContextRuleDef, EmbeddedDef, RouterDef, SkillDef};
 use super::{Compiler, SourceFile, did_you_mean, load};
 use crate::diag::Diagnostic;
 
 impl Compiler<'_> {
     /// The router section: exactly one, and its skill tool must agree with the skills.
-    pub(super) fn router(&mut self, skills: &[SkillDef]) -> Option<RouterDef> {
+    pub(super) fn router(
+        &mut self,
+        skills: &[SkillDef],
+        norm: &crate::text::Normalizer,
+    ) -> Option<RouterDef> {
         let files = self.files;
         let mut found = files
             .iter()
@@ -81,6 +86,15 @@ impl Compiler<'_> {
             None => None,
         };
         let embedded = r.embedded.clone().unwrap_or_default();
+        let context = self.context_rules(file, &embedded.context);
+        let mut connectives: Vec<String> = embedded
+            .split
+            .iter()
+            .flat_map(|s| &s.connectives)
+            .map(|c| norm.normalize(c))
+            .filter(|c| !c.trim().is_empty())
+            .collect();
+        connectives.sort_by_key(|c| std::cmp::Reverse(c.len()));
         Some(RouterDef {
             history: r.history,
             temperature: r.temperature,
@@ -99,6 +113,8 @@ impl Compiler<'_> {
                 threshold: embedded.threshold,
                 margin: embedded.margin,
                 chat_examples: embedded.chat_examples,
+                context,
+                connectives,
             },
             skill_tool_idx,
         })
@@ -231,5 +247,63 @@ impl Compiler<'_> {
                 &format!("{ptr}/enum"),
             );
         }
+    }
+}
+
+impl Compiler<'_> {
+    /// The embedded router's context rules: conditions on the request, tools that exist.
+    fn context_rules(
+        &mut self,
+        file: &SourceFile,
+        rules: &[crate::rules::ContextRule],
+    ) -> Vec<ContextRuleDef> {
+        let mut out = Vec::new();
+        for (k, rule) in rules.iter().enumerate() {
+            let at = format!("/router/embedded/context/{k}");
+            if rules[..k].iter().any(|r| r.id == rule.id) {
+                self.error(
+                    "duplicate-id",
+                    format!("context rule '{}' is defined twice", rule.id),
+                    file,
+                    &format!("{at}/id"),
+                );
+            }
+            if rule.boost.is_empty() && rule.rule_out.is_empty() {
+                self.error(
+                    "context-no-effect",
+                    format!(
+                        "context rule '{}' changes nothing: give boost or rule_out",
+                        rule.id
+                    ),
+                    file,
+                    &at,
+                );
+            }
+            let when = {
+                let mut cx = CondCx::new(self, file, Scope::Request);
+                cx.compile(&rule.when, &format!("{at}/when"))
+            };
+            let boost = rule
+                .boost
+                .iter()
+                .filter_map(|(tool, b)| {
+                    self.tool_ref(tool, file, &format!("{at}/boost/{tool}"))
+                        .map(|t| (t, *b))
+                })
+                .collect();
+            let rule_out = rule
+                .rule_out
+                .iter()
+                .enumerate()
+                .filter_map(|(j, tool)| self.tool_ref(tool, file, &format!("{at}/rule_out/{j}")))
+                .collect();
+            out.push(ContextRuleDef {
+                id: Arc::from(rule.id.as_str()),
+                when,
+                boost,
+                rule_out,
+            });
+        }
+        out
     }
 }

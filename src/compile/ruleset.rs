@@ -103,7 +103,11 @@ pub struct ToolDef {
     pub arguments: Value,
     /// Example messages for the embedded router.
     pub examples: Vec<String>,
+    /// How the embedded router fills its arguments from the message (`extract`).
+    pub extract: Vec<super::extract::ArgExtract>,
     pub(crate) validator: jsonschema::Validator,
+    /// Where the tool is written.
+    pub(crate) at: Location,
     pub(crate) available_when: Option<Cond>,
     /// Where its `available_when` is written.
     pub(crate) available_when_at: Option<Location>,
@@ -217,6 +221,23 @@ pub struct EmbeddedDef {
     pub margin: f32,
     /// Messages that need no tool.
     pub chat_examples: Vec<String>,
+    /// Context rules, in order.
+    pub context: Vec<ContextRuleDef>,
+    /// Where a message may be cut into two parts (normalised), longest first.
+    pub connectives: Vec<String>,
+}
+
+/// A context rule of the embedded router, compiled.
+#[derive(Debug, Clone)]
+pub struct ContextRuleDef {
+    /// Its id, for the trace.
+    pub id: Arc<str>,
+    /// When it applies (evaluated by the engine).
+    pub(crate) when: Cond,
+    /// Score added to tools, by tool index.
+    pub boost: Vec<(usize, f32)>,
+    /// Tools not chosen while it applies, by tool index.
+    pub rule_out: Vec<usize>,
 }
 
 #[derive(Debug)]

@@ -31,7 +31,7 @@ impl Compiler<'_> {
     }
 
     /// Every tool, in file order; `None` in place of one whose schema does not compile.
-    pub(super) fn tools(&mut self) -> Vec<ToolDef> {
+    pub(super) fn tools(&mut self, norm: &crate::text::Normalizer) -> Vec<ToolDef> {
         let files = self.files;
         let mut tools = Vec::new();
         for (file, rf) in files {
@@ -39,7 +39,7 @@ impl Compiler<'_> {
                 if tools.iter().any(|d: &ToolDef| *d.id == *t.id) {
                     continue;
                 }
-                if let Some(def) = self.tool(file, i, t) {
+                if let Some(def) = self.tool(file, i, t, norm) {
                     tools.push(def);
                 }
             }
@@ -47,7 +47,13 @@ impl Compiler<'_> {
         tools
     }
 
-    fn tool(&mut self, file: &SourceFile, i: usize, t: &crate::rules::Tool) -> Option<ToolDef> {
+    fn tool(
+        &mut self,
+        file: &SourceFile,
+        i: usize,
+        t: &crate::rules::Tool,
+        norm: &crate::text::Normalizer,
+    ) -> Option<ToolDef> {
         let arguments = t.arguments.clone().unwrap_or_else(
             || serde_json::json!({"type": "object", "additionalProperties": false}),
         );
@@ -84,6 +90,7 @@ impl Compiler<'_> {
             let mut cx = CondCx::new(self, file, Scope::Request);
             cx.compile(c, &format!("/tools/{i}/available_when"))
         });
+        let extract = self.extract(file, i, t, &arguments, norm);
         Some(ToolDef {
             id: Arc::from(t.id.as_str()),
             description: t.description.clone(),
@@ -91,7 +98,9 @@ impl Compiler<'_> {
             confirm: t.confirm,
             arguments,
             examples: t.examples.clone(),
+            extract,
             validator: validator?,
+            at: file.locate(&format!("/tools/{i}")),
             available_when_at: available_when
                 .as_ref()
                 .map(|_| file.locate(&format!("/tools/{i}/available_when"))),

@@ -28,12 +28,24 @@ impl Run<'_> {
             .map(|t| &rs.tools[t])
             .collect();
         let offered = tools.len();
+        // The embedded router's context rules are conditions on the request like any other:
+        // evaluated here, where conditions are, and handed over as positions.
+        let context: Vec<usize> = rs
+            .router
+            .embedded
+            .context
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| self.cx.eval(&r.when, None))
+            .map(|(i, _)| i)
+            .collect();
         let input = RouterInput {
             messages: &req.messages[from..],
             skill: self.cx.skill.map(|s| &rs.skills[s]),
             draft_shown: req.draft_shown,
             ui: req.ui.as_ref(),
             tools,
+            context,
             skills: &rs.skills,
             router: &rs.router,
             rules: rs,
@@ -62,6 +74,14 @@ impl Run<'_> {
                     effect,
                     format!("model '{}' was offered {offered} tools", model.name()),
                 ));
+                for note in &answer.notes {
+                    self.trace.push(TraceStep::new(
+                        Stage::Router,
+                        None,
+                        note.effect.clone(),
+                        note.why.clone(),
+                    ));
+                }
                 self.validate(answer);
             }
             Err(e) => self.trace.push(TraceStep::new(

@@ -38,6 +38,7 @@ pub(crate) fn check(rs: &RuleSet) -> Vec<Diagnostic> {
     pre_rules(rs, &pre, &mut out);
     search_rules(rs, &mut out);
     guards(rs, &producible, &mut out);
+    super::embedded::check(rs, &mut out);
     out
 }
 

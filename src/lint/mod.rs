@@ -14,6 +14,7 @@
 
 mod checks;
 pub mod coverage;
+mod embedded;
 mod logic;
 mod shadow;
 

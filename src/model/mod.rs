@@ -41,6 +41,9 @@ pub struct RouterInput<'a> {
     pub ui: Option<&'a Ui>,
     /// The tools available in this context; nothing else may be called.
     pub tools: Vec<&'a ToolDef>,
+    /// The embedded router's context rules that hold for this request (positions in
+    /// `router.embedded.context`; the engine evaluates them).
+    pub context: Vec<usize>,
     /// Every skill (the skill tool's schema already lists the allowed ids).
     pub skills: &'a [SkillDef],
     /// Settings and prompt notes.
@@ -88,6 +91,18 @@ pub struct RawCall {
 pub struct ModelAnswer {
     /// The calls.
     pub calls: Vec<RawCall>,
+    /// What the model says about how it chose, for the trace (the embedded router: the chosen
+    /// class, its probability and the runner-up; which words filled which argument).
+    pub notes: Vec<ModelNote>,
+}
+
+/// One line a model adds to the decision's trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelNote {
+    /// What it did.
+    pub effect: String,
+    /// Why.
+    pub why: String,
 }
 
 /// Why the model gave no usable answer. Every one of these ends in a plain chat answer, with
@@ -149,6 +164,11 @@ impl ModelError {
 pub trait Model: Send + Sync {
     /// A name for logs and status pages (e.g. `embedded`, `openai:gpt-4o-mini`).
     fn name(&self) -> &str;
+
+    /// Gets ready for a ruleset before it serves, so the work is not done inside a request's
+    /// timeout: the embedded router trains here. Blocking; called when rules are loaded and
+    /// on every reload, before the new rules are swapped in. Does nothing by default.
+    fn prepare(&self, _rules: &RuleSet) {}
 
     /// Asks the model which tools, if any, to call for this message.
     async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError>;

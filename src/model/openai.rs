@@ -129,7 +129,10 @@ pub fn parse_answer(answer: &Value) -> Result<ModelAnswer, ModelError> {
             Ok(RawCall { tool, arguments })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ModelAnswer { calls })
+    Ok(ModelAnswer {
+        calls,
+        ..Default::default()
+    })
 }
 
 #[async_trait]

@@ -15,7 +15,10 @@ impl ScriptedModel {
     /// A model that answers `calls`.
     pub fn calls(calls: Vec<RawCall>) -> Self {
         Self {
-            answer: Ok(ModelAnswer { calls }),
+            answer: Ok(ModelAnswer {
+                calls,
+                ..Default::default()
+            }),
         }
     }
 

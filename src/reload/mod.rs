@@ -115,11 +115,16 @@ struct Shown {
 /// rules its next start could not use).
 pub type Accept = Box<dyn Fn(&RuleSet) -> Vec<Diagnostic> + Send + Sync>;
 
+/// Readies the router model for a ruleset before it is swapped in (the embedded router trains
+/// here), so no request pays for it inside its timeout.
+pub type Prepare = Box<dyn Fn(&RuleSet) + Send + Sync>;
+
 /// The serving ruleset of one rules directory.
 pub struct LiveRules {
     dir: PathBuf,
     limits: Limits,
     accept: Option<Accept>,
+    prepare: Option<Prepare>,
     current: ArcSwapOption<RuleSet>,
     shown: ArcSwap<Shown>,
     watcher: ArcSwap<WatcherHealth>,
@@ -152,10 +157,22 @@ impl LiveRules {
         limits: Limits,
         accept: Option<Accept>,
     ) -> (Arc<Self>, ReloadReport) {
+        Self::load_prepared(dir, limits, accept, None)
+    }
+
+    /// Like [`LiveRules::load_with`]; `prepare` readies the model for every accepted ruleset
+    /// (at start-up and on each reload) before it serves.
+    pub fn load_prepared(
+        dir: &Path,
+        limits: Limits,
+        accept: Option<Accept>,
+        prepare: Option<Prepare>,
+    ) -> (Arc<Self>, ReloadReport) {
         let live = Arc::new(Self {
             dir: dir.to_path_buf(),
             limits,
             accept,
+            prepare,
             current: ArcSwapOption::empty(),
             shown: ArcSwap::from_pointee(Shown::default()),
             watcher: ArcSwap::from_pointee(WatcherHealth {
@@ -227,6 +244,11 @@ impl LiveRules {
             Some(rs) => {
                 let same = serving.as_ref().is_some_and(|s| s.version == rs.version);
                 if !same {
+                    // Built on the side and readied before the swap: the first request on the
+                    // new rules finds the model trained.
+                    if let Some(prepare) = &self.prepare {
+                        prepare(&rs);
+                    }
                     self.current.store(Some(Arc::new(rs)));
                     loaded_at = Some(now_unix());
                 }

@@ -5,8 +5,11 @@
 //! A rules directory holds several YAML files; each may carry any of the sections below, and the
 //! loader merges them into one model (lists are concatenated, `router` and `search` may appear once).
 
+pub mod extract;
 pub mod schema;
 pub mod testcase;
+
+pub use extract::{ContextRule, ContextValue, Extraction, Split};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -132,6 +135,10 @@ pub struct Tool {
     /// messages that switch it on).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// How the embedded offline router fills arguments from the message, by argument name
+    /// (see [`Extraction`]). Each name must be a property of `arguments`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extract: std::collections::BTreeMap<String, Extraction>,
 }
 
 /// A skill: a conversation mode.
@@ -325,6 +332,13 @@ pub struct EmbeddedRouter {
     /// chat answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chat_examples: Vec<String>,
+    /// Context rules: the request's context (attachment, open file, mode, skill, integration,
+    /// draft) makes tools more or less likely.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextRule>,
+    /// Splitting a message with two independent parts into two calls. Omitted: one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
 }
 
 impl Default for EmbeddedRouter {
@@ -333,6 +347,8 @@ impl Default for EmbeddedRouter {
             threshold: default_embedded_threshold(),
             margin: default_embedded_margin(),
             chat_examples: Vec::new(),
+            context: Vec::new(),
+            split: None,
         }
     }
 }

@@ -114,6 +114,14 @@ impl ModelSlot {
             .clone()
     }
 
+    /// Readies the model for `rs` (building it first if the rules name it): called by every
+    /// reload before the new rules serve.
+    pub fn prepare(&self, rs: &crate::compile::RuleSet) {
+        if let Some(model) = self.get(rs) {
+            model.prepare(rs);
+        }
+    }
+
     /// The model's name, once chosen.
     pub fn name(&self) -> &str {
         match self.chosen.get() {
@@ -129,7 +137,7 @@ pub struct AppState {
     /// The serving rules.
     pub rules: Arc<LiveRules>,
     /// The router model.
-    pub model: ModelSlot,
+    pub model: Arc<ModelSlot>,
     /// The metrics.
     pub metrics: Arc<Metrics>,
     /// Limits and credentials.

@@ -6,6 +6,7 @@ mod browser;
 mod cli;
 mod common;
 mod deploy;
+mod embedded;
 mod engine;
 mod fuzz;
 mod layers;

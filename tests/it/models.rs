@@ -121,141 +121,167 @@ fn tune_the_embedded_router_on_the_examples() {
 
 // ───────────────────────── the embedded router on the held-back set ─────────────────────────
 
-use std::sync::Mutex;
-
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use turnout::contract::Request;
 use turnout::model::embedded::EmbeddedModel;
-use turnout::model::{Model, ModelAnswer, ModelError, RouterInput};
+use turnout::model::{Model, RouterInput};
 
-/// Passes the call to the embedded router and keeps its raw answer (before validation).
-struct Recorder {
-    inner: EmbeddedModel,
-    answer: Mutex<Option<ModelAnswer>>,
-}
-
-#[async_trait]
-impl Model for Recorder {
-    fn name(&self) -> &str {
-        "recorder"
-    }
-    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
-        let answer = self.inner.route(input).await?;
-        *self.answer.lock().unwrap() = Some(answer.clone());
-        Ok(answer)
-    }
-}
-
-/// The pack without its pre-rules, so that every message reaches the router (a face photo or
-/// an open file would otherwise settle some cases before it).
-fn pack_without_pre_rules() -> RuleSet {
-    let texts: Vec<_> = turnout::compile::rule_files(&root().join("rules"))
-        .expect("rules")
-        .into_iter()
-        .filter(|p| !p.ends_with("pre_rules.yaml"))
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).expect("read");
-            (p, text)
-        })
-        .collect();
-    turnout::compile::load_texts(&texts)
-        .ruleset
-        .expect("the pack loads without its pre-rules")
-}
-
-fn eval_request(case: &Value) -> Request {
-    let mut req = json!({"messages": [{"role": "user", "content": case["text"]}]});
-    for key in ["integrations", "skill", "draft_shown", "attachments"] {
-        if let Some(v) = case.get(key) {
-            req[key] = v.clone();
-        }
-    }
-    if let Some(file) = case.get("open_file") {
-        req["ui"] = json!({"open_file": {"name": file}});
-    }
-    serde_json::from_value(req).expect("a valid request")
-}
-
-/// What the router's answer means, in the evaluation file's terms.
-fn verdict(answer: &ModelAnswer, skill_tool: &str) -> String {
-    match answer.calls.first() {
-        None => "chat".into(),
-        Some(c) if c.tool == skill_tool => format!(
-            "{skill_tool}:{}",
-            c.arguments["skill"].as_str().unwrap_or_default()
-        ),
-        Some(c) => c.tool.clone(),
-    }
-}
-
-#[tokio::test]
-async fn the_embedded_router_meets_its_targets_on_held_back_messages() {
-    let rs = pack_without_pre_rules();
+fn eval_cases() -> Vec<Value> {
     let data: Value = serde_yaml::from_str(
         &std::fs::read_to_string(root().join("tests/data/router_eval.yaml")).expect("eval set"),
     )
     .expect("yaml");
-    let cases = data["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 150, "{} cases", cases.len());
-    let norm = |s: &str| rs.normalizer.normalize(s.trim());
+    data["cases"].as_array().expect("cases").clone()
+}
+
+fn eval_request(case: &Value) -> Request {
+    let mut messages = Vec::new();
+    if let Some(asked) = case.get("asked") {
+        messages.push(json!({"role": "assistant", "content": asked}));
+    }
+    messages.push(json!({"role": "user", "content": case["text"]}));
+    let mut req = json!({ "messages": messages });
+    for key in [
+        "integrations",
+        "skill",
+        "draft_shown",
+        "attachments",
+        "generation_mode",
+    ] {
+        if let Some(v) = case.get(key) {
+            req[key] = v.clone();
+        }
+    }
+    let mut ui = serde_json::Map::new();
+    if let Some(file) = case.get("open_file") {
+        ui.insert("open_file".into(), json!({ "name": file }));
+    }
+    if let Some(mode) = case.get("ui_mode") {
+        ui.insert("mode".into(), mode.clone());
+    }
+    if !ui.is_empty() {
+        req["ui"] = Value::Object(ui);
+    }
+    serde_json::from_value(req).expect("a valid request")
+}
+
+/// The expected outcome of a case in the decision's terms, and the decision's own, as text.
+fn expected_and_got(case: &Value, d: &Decision) -> (String, String) {
+    let expect = match &case["expect"] {
+        Value::Array(tools) => tools
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("+"),
+        v => v.as_str().unwrap_or_default().to_owned(),
+    };
+    let before = case.get("skill").and_then(Value::as_str);
+    let tools: Vec<&str> = d.calls.iter().map(|c| &*c.tool).collect();
+    let got = if !tools.is_empty() {
+        tools.join("+")
+    } else if d.skill.as_deref() != before {
+        format!("use_skill:{}", d.skill.as_deref().unwrap_or("none"))
+    } else if d.web_search && expect == "web_search" {
+        "web_search".into()
+    } else {
+        "chat".into()
+    };
+    (expect, got)
+}
+
+/// Whether the decision carries the argument values the case states.
+fn arguments_match(case: &Value, d: &Decision) -> bool {
+    let Some(want) = case.get("arguments").and_then(Value::as_object) else {
+        return true;
+    };
+    d.calls.first().is_some_and(|c| {
+        want.iter().all(|(k, v)| match (c.arguments.get(k), v) {
+            (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+            (Some(a), b) => a == b,
+            (None, _) => false,
+        })
+    })
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
+    let rs = pack();
+    let cases = eval_cases();
+    assert!(cases.len() >= 300, "{} cases", cases.len());
+    // Written without looking at the examples: no case is an example, word for word.
+    let norm = |s: &str| {
+        rs.normalizer
+            .normalize(s)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let (_, examples) = labelled(&rs);
     let known: std::collections::HashSet<String> = examples.iter().map(|(_, t)| norm(t)).collect();
-    let model = Recorder {
-        inner: EmbeddedModel::new(),
-        answer: Mutex::new(None),
-    };
-    let skill_tool = rs.router().skill_tool.to_string();
+    let shared: Vec<&str> = cases
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .filter(|t| known.contains(&norm(t)))
+        .collect();
+    assert!(shared.is_empty(), "cases equal to examples: {shared:?}");
+
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let mut by_class: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut confusion: std::collections::BTreeMap<(String, String), usize> = Default::default();
     let (mut tools_ok, mut tools, mut chat_ok, mut chats) = (0, 0, 0, 0);
-    let (mut fresh_ok, mut fresh) = (0, 0);
-    let mut misses = Vec::new();
-    let started = std::time::Instant::now();
-    for case in cases {
-        let text = case["text"].as_str().expect("text");
-        let expect = case["expect"].as_str().expect("expect");
-        *model.answer.lock().unwrap() = None;
-        let decision = turnout::engine::decide(&rs, &eval_request(case), Some(&model))
+    for case in &cases {
+        let d = turnout::engine::decide(&rs, &eval_request(case), Some(&model))
             .await
             .expect("routed");
-        assert!(decision.model_called, "{text}: the router was not asked");
-        let answer = model.answer.lock().unwrap().take().expect("an answer");
-        let got = verdict(&answer, &skill_tool);
-        let ok = got == expect;
+        let (expect, got) = expected_and_got(case, &d);
+        let ok = got == expect && arguments_match(case, &d);
+        let entry = by_class.entry(expect.clone()).or_default();
+        entry.1 += 1;
+        entry.0 += usize::from(ok);
         if expect == "chat" {
             chats += 1;
             chat_ok += usize::from(ok);
         } else {
             tools += 1;
             tools_ok += usize::from(ok);
-            if !known.contains(&norm(text)) {
-                fresh += 1;
-                fresh_ok += usize::from(ok);
-            }
         }
         if !ok {
-            misses.push(format!("  {expect} -> {got}: {text}"));
+            let got = if got == expect {
+                format!("{got} (arguments)")
+            } else {
+                got
+            };
+            *confusion.entry((expect, got)).or_default() += 1;
+            if std::env::var_os("TURNOUT_EVAL_MISSES").is_some() {
+                println!("  miss: {} -> {:?}", case["text"], d.calls);
+            }
         }
     }
     let tool_share = tools_ok as f64 / tools as f64;
     let chat_share = chat_ok as f64 / chats as f64;
     println!(
-        "embedded router, {} held-back messages ({:?}):\n  top-1 tool accuracy {:.1}% ({tools_ok}/{tools}); \
-         on the {fresh} not written verbatim among the examples {:.1}% ({fresh_ok}/{fresh})\n  \
-         chit-chat left without a tool {:.1}% ({chat_ok}/{chats})\nmisses:\n{}",
+        "embedded router, decisions on {} held-back messages:\n  right tool (or skill, or search) with valid arguments: {:.1}% ({tools_ok}/{tools})\n  chit-chat left alone: {:.1}% ({chat_ok}/{chats})\nby expected class:",
         cases.len(),
-        started.elapsed(),
         tool_share * 100.0,
-        fresh_ok as f64 / fresh as f64 * 100.0,
-        chat_share * 100.0,
-        misses.join("\n")
+        chat_share * 100.0
     );
+    for (class, (ok, n)) in &by_class {
+        println!("  {class}: {ok}/{n}");
+    }
+    println!("confusion pairs (expected -> decided: count):");
+    let mut pairs: Vec<_> = confusion.into_iter().collect();
+    pairs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((e, g), n) in pairs {
+        println!("  {e} -> {g}: {n}");
+    }
+    // The goal is 90 % and 95 % (issue 13); these floors are the figures reached so far, so a
+    // change that makes decisions worse fails here.
+    assert!(tool_share >= 0.80, "tool decisions {tool_share:.3} < 0.80");
     assert!(
-        tool_share >= 0.80,
-        "top-1 tool accuracy {tool_share:.3} < 0.80"
-    );
-    assert!(
-        chat_share >= 0.90,
-        "chit-chat left without a tool {chat_share:.3} < 0.90"
+        chat_share >= 0.91,
+        "chit-chat left alone {chat_share:.3} < 0.91"
     );
 }
 
@@ -1207,6 +1233,7 @@ fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() 
         draft_shown: false,
         ui: None,
         tools: rs.tools().iter().collect(),
+        context: Vec::new(),
         skills: rs.skills(),
         router: rs.router(),
         rules: &rs,
@@ -1220,4 +1247,68 @@ fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() 
     let body = local.body(&input);
     assert_eq!(body["max_tokens"], 123);
     assert!(body.get("max_completion_tokens").is_none(), "{body}");
+}
+
+/// The class the classifier alone picks for `text` (chat when not sure enough).
+fn pick(classifier: &Classifier, rs: &RuleSet, chat: usize, text: &str) -> usize {
+    let all = vec![true; classifier.classes()];
+    let normalized = rs.normalizer.normalize(text);
+    let Some(top) = classifier.top(&normalized, &all, &[]) else {
+        return chat;
+    };
+    let e = &rs.router().embedded;
+    let p2 = top.runner_up.map_or(0.0, |r| r.1);
+    if top.best.1 < e.threshold || top.best.1 - p2 < e.margin {
+        chat
+    } else {
+        top.best.0
+    }
+}
+
+#[test]
+#[ignore = "a measurement: cargo test --test it models::stability -- --ignored --nocapture"]
+fn stability_and_cross_validation_of_the_embedded_router() {
+    let rs = pack();
+    let (names, examples) = labelled(&rs);
+    let chat = names.len() - 1;
+    let (tools, chats) = cross_validate(
+        &rs,
+        5,
+        Training::default(),
+        rs.router().embedded.threshold,
+        rs.router().embedded.margin,
+    );
+    println!(
+        "5-fold cross-validation on the examples: tools {:.1}%, chat {:.1}%",
+        tools * 100.0,
+        chats * 100.0
+    );
+    let texts: Vec<String> = eval_cases()
+        .iter()
+        .filter_map(|c| c["text"].as_str().map(str::to_owned))
+        .collect();
+    let all: Vec<(usize, &str)> = examples.iter().map(|(c, t)| (*c, t.as_str())).collect();
+    let full = Classifier::train(names.len(), &all, &rs.normalizer);
+    let base: Vec<usize> = texts.iter().map(|t| pick(&full, &rs, chat, t)).collect();
+    let step = std::env::var("TURNOUT_FLIP_STEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    let (mut flips, mut runs) = (0usize, 0usize);
+    for left_out in (0..all.len()).step_by(step) {
+        let mut fewer = all.clone();
+        fewer.remove(left_out);
+        let c = Classifier::train(names.len(), &fewer, &rs.normalizer);
+        flips += texts
+            .iter()
+            .zip(&base)
+            .filter(|(t, b)| pick(&c, &rs, chat, t) != **b)
+            .count();
+        runs += 1;
+    }
+    println!(
+        "leave-one-out flip rate: {:.2}% of {} held-back decisions changed per example left out ({runs} examples left out, one in {step})",
+        flips as f64 / (runs * texts.len()) as f64 * 100.0,
+        texts.len()
+    );
 }

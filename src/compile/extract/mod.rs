@@ -1,0 +1,405 @@
+//! Pass 3b: each tool's `extract` — how the embedded router fills arguments from the message —
+//! compiled into matchers and checked against the tool's argument schema (an argument that
+//! exists, values the schema accepts, patterns that compile, a `number` group in number
+//! patterns). The compiled form fills arguments at request time ([`ArgExtract::fill`]), so the
+//! embedded router and any other stage use one implementation.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+mod compile;
+
+use crate::rules::ContextValue;
+use crate::text::WordMatcher;
+
+/// How one argument is filled, compiled.
+#[derive(Debug, Clone)]
+pub struct ArgExtract {
+    /// The argument's name.
+    pub name: String,
+    choices: Vec<ChoiceDef>,
+    /// Every choice's words in one matcher (one automaton per argument, not per choice).
+    words: WordMatcher,
+    /// For each entry of `words`: its choice and its text.
+    word_entries: Vec<(usize, String)>,
+    number: Option<NumberDef>,
+    from_context: Option<ContextValue>,
+    text: Option<TextDef>,
+    default: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+struct ChoiceDef {
+    value: Value,
+    /// The patterns, as written, for the trace.
+    entries: Vec<String>,
+    patterns: Vec<Regex>,
+}
+
+#[derive(Debug, Clone)]
+struct NumberDef {
+    patterns: Vec<Regex>,
+    /// Longest first.
+    units: Vec<(String, f64)>,
+    integer: bool,
+}
+
+#[derive(Debug, Clone)]
+struct TextDef {
+    drop: WordMatcher,
+    drop_patterns: Vec<Regex>,
+}
+
+/// What an extraction sees of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtractInput<'a> {
+    /// The message as the user wrote it.
+    pub original: &'a str,
+    /// The message normalised by the rules (same characters, one for one).
+    pub normalized: &'a str,
+    /// The name of the file open in the interface.
+    pub open_file: Option<&'a str>,
+}
+
+/// A value found for an argument, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filled {
+    /// The value.
+    pub value: Value,
+    /// The byte span of the words that gave it, in the normalised message.
+    pub span: Option<(usize, usize)>,
+    /// Whether free text leaves the span out: a date or a number matched by a pattern is not
+    /// part of the text; a word that picked a value (`shoes`, `spreadsheet`) may be.
+    pub consumed: bool,
+    /// For the trace: which words (or which rule) gave it.
+    pub why: String,
+}
+
+impl ArgExtract {
+    /// Whether this extraction always gives a value (it has a `default`).
+    pub fn always_fills(&self) -> bool {
+        self.default.is_some()
+    }
+
+    /// Whether it fills free text.
+    pub fn is_text(&self) -> bool {
+        self.text.is_some()
+    }
+
+    /// Everything but free text: the first of `choose`, `number`, `from_context` that gives a
+    /// value.
+    pub fn fill_fixed(&self, input: &ExtractInput<'_>) -> Option<Filled> {
+        let text = input.normalized;
+        let by_words = self.word_hits(text);
+        for (k, choice) in self.choices.iter().enumerate() {
+            let hit = by_words
+                .iter()
+                .find(|h| h.0 == k)
+                .map(|&(_, start, end, entry)| {
+                    let entry = self
+                        .word_entries
+                        .get(entry)
+                        .map(|e| e.1.clone())
+                        .unwrap_or_default();
+                    (start, end, entry, None)
+                });
+            let hit = hit.or_else(|| {
+                choice.patterns.iter().enumerate().find_map(|(j, re)| {
+                    re.captures(text).and_then(|c| {
+                        let m = c.get(0)?;
+                        let entry = choice.entries.get(j).cloned().unwrap_or_default();
+                        Some((m.start(), m.end(), entry, Some(c)))
+                    })
+                })
+            });
+            if let Some((start, end, entry, captures)) = hit {
+                let consumed = captures.is_some();
+                let value = match (&choice.value, captures) {
+                    (Value::String(s), Some(c)) if s.contains('$') => {
+                        let mut out = String::new();
+                        c.expand(s, &mut out);
+                        Value::from(out.trim())
+                    }
+                    (Value::String(s), None) if s.contains('$') => {
+                        Value::from(s.replace("$0", &text[start..end]))
+                    }
+                    (v, _) => v.clone(),
+                };
+                return Some(Filled {
+                    value,
+                    span: Some((start, end)),
+                    consumed,
+                    why: format!(
+                        "choose #{}: '{entry}' matched '{}' at {start}..{end}",
+                        k + 1,
+                        &text[start..end]
+                    ),
+                });
+            }
+        }
+        if let Some(number) = &self.number
+            && let Some(found) = number.find(text)
+        {
+            return Some(found);
+        }
+        match (self.from_context, input.open_file) {
+            (Some(ContextValue::OpenFile), Some(name)) if !name.trim().is_empty() => Some(Filled {
+                value: Value::from(name),
+                span: None,
+                consumed: false,
+                why: "the name of the open file".into(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Every word hit in `text`: (choice, start, end, entry), found one at a time (each found
+    /// word is blanked, same byte length, so the next search finds the next one).
+    fn word_hits(&self, text: &str) -> Vec<(usize, usize, usize, usize)> {
+        let mut hits = Vec::new();
+        let Some(mut hit) = self.words.find(text) else {
+            return hits;
+        };
+        let mut blank = text.to_owned();
+        while let Some(&(choice, _)) = self.word_entries.get(hit.entry) {
+            hits.push((choice, hit.start, hit.end, hit.entry));
+            let (s, e) = whole_word(&blank, hit.start, hit.end);
+            if e <= s || hits.len() > 64 {
+                break;
+            }
+            blank.replace_range(s..e, &" ".repeat(e - s));
+            match self.words.find(&blank) {
+                Some(h) => hit = h,
+                None => break,
+            }
+        }
+        hits
+    }
+
+    /// Free text: the message without the command words and without `taken` (the spans that
+    /// filled other arguments).
+    pub fn fill_text(&self, input: &ExtractInput<'_>, taken: &[(usize, usize)]) -> Option<Filled> {
+        let def = self.text.as_ref()?;
+        let text = input.normalized;
+        let mut cut: Vec<(usize, usize)> = taken.to_vec();
+        // Word hits, one at a time: each found word is blanked (same byte length) so the next
+        // search finds the next one.
+        let mut blank = text.to_owned();
+        while let Some(hit) = def.drop.find(&blank) {
+            let (s, e) = whole_word(&blank, hit.start, hit.end);
+            if e <= s {
+                break;
+            }
+            cut.push((s, e));
+            blank.replace_range(s..e, &" ".repeat(e - s));
+        }
+        for re in &def.drop_patterns {
+            cut.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
+        }
+        let kept = keep_outside(input, &cut);
+        if kept.is_empty() {
+            return None;
+        }
+        let dropped = cut.len();
+        Some(Filled {
+            value: Value::from(kept),
+            span: None,
+            consumed: false,
+            why: format!("the message without {dropped} command or argument span(s)"),
+        })
+    }
+
+    /// The `default`, if any.
+    pub fn default_value(&self) -> Option<Filled> {
+        self.default.clone().map(|value| Filled {
+            value,
+            span: None,
+            consumed: false,
+            why: "default (nothing matched)".into(),
+        })
+    }
+}
+
+impl NumberDef {
+    fn find(&self, text: &str) -> Option<Filled> {
+        for re in &self.patterns {
+            for c in re.captures_iter(text) {
+                let (Some(whole), Some(digits)) = (c.get(0), c.name("number")) else {
+                    continue;
+                };
+                let cleaned: String = digits
+                    .as_str()
+                    .chars()
+                    .filter(|ch| !ch.is_whitespace())
+                    .map(|ch| if ch == ',' { '.' } else { ch })
+                    .collect();
+                let Ok(mut n) = cleaned.parse::<f64>() else {
+                    continue;
+                };
+                if let Some(unit) = c.name("unit") {
+                    let unit = unit.as_str().trim();
+                    if let Some((_, m)) = self.units.iter().find(|(k, _)| unit.starts_with(k)) {
+                        n *= m;
+                    }
+                }
+                let value = if self.integer || n.fract() == 0.0 {
+                    Value::from(n.round() as i64)
+                } else {
+                    Value::from(n)
+                };
+                return Some(Filled {
+                    value,
+                    span: Some((whole.start(), whole.end())),
+                    consumed: true,
+                    why: format!(
+                        "number from '{}' at {}..{}",
+                        whole.as_str(),
+                        whole.start(),
+                        whole.end()
+                    ),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// Widens a byte span to the whole words it touches.
+fn whole_word(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let s = text[..start]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| is_word(*c))
+        .last()
+        .map_or(start, |(i, _)| i);
+    let e = text[end..]
+        .char_indices()
+        .find(|(_, c)| !is_word(*c))
+        .map_or(text.len(), |(i, _)| end + i);
+    (s, e)
+}
+
+/// The words of the message outside the cut byte spans (of the normalised text), taken from
+/// the original so the user's capitals survive, joined by single spaces, without stray
+/// punctuation at the ends.
+fn keep_outside(input: &ExtractInput<'_>, cut: &[(usize, usize)]) -> String {
+    let same_shape = input.original.chars().count() == input.normalized.chars().count();
+    let source: Vec<char> = if same_shape {
+        input.original.chars().collect()
+    } else {
+        input.normalized.chars().collect()
+    };
+    let mut kept = String::new();
+    for ((at, _), ch) in input.normalized.char_indices().zip(source) {
+        let gone = cut.iter().any(|&(s, e)| at >= s && at < e);
+        kept.push(if gone { ' ' } else { ch });
+    }
+    let words: Vec<&str> = kept
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect();
+    words
+        .join(" ")
+        .trim_matches(|c: char| !c.is_alphanumeric() && !"\"'»)".contains(c))
+        .to_owned()
+}
+
+/// Fills a tool's arguments the way the embedded router does: declared extractions first
+/// (fixed values, then free text without the words they used, then defaults), then schema
+/// `default`s of required arguments, then — when the only required argument left is free
+/// text — the whole message. Returns the arguments and, per filled argument, why.
+pub fn fill_arguments(
+    schema: &Value,
+    extract: &[ArgExtract],
+    input: &ExtractInput<'_>,
+) -> (Map<String, Value>, Vec<(String, String)>) {
+    let mut arguments = Map::new();
+    let mut why = Vec::new();
+    let mut taken = Vec::new();
+    for x in extract.iter().filter(|x| !x.is_text()) {
+        if let Some(f) = x.fill_fixed(input) {
+            taken.extend(f.span.filter(|_| f.consumed));
+            why.push((x.name.clone(), f.why));
+            arguments.insert(x.name.clone(), f.value);
+        }
+    }
+    for x in extract.iter().filter(|x| x.is_text()) {
+        if let Some(f) = x.fill_fixed(input).or_else(|| x.fill_text(input, &taken)) {
+            why.push((x.name.clone(), f.why));
+            arguments.insert(x.name.clone(), f.value);
+        }
+    }
+    for x in extract {
+        if !arguments.contains_key(&x.name)
+            && let Some(f) = x.default_value()
+        {
+            why.push((x.name.clone(), f.why));
+            arguments.insert(x.name.clone(), f.value);
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = properties else {
+        return (arguments, why);
+    };
+    let mut free_text = Vec::new();
+    for name in &required {
+        let Some(p) = properties.get(*name) else {
+            continue;
+        };
+        if arguments.contains_key(*name) {
+            continue;
+        }
+        if let Some(default) = p.get("default") {
+            why.push(((*name).to_owned(), "the schema's default".into()));
+            arguments.insert((*name).to_owned(), default.clone());
+        } else if is_free_text(p) {
+            free_text.push(*name);
+        }
+    }
+    let unfilled = required
+        .iter()
+        .filter(|n| !arguments.contains_key(**n))
+        .count();
+    if let [name] = free_text[..]
+        && unfilled == 1
+    {
+        why.push((
+            name.to_owned(),
+            "the whole message (the only free text)".into(),
+        ));
+        arguments.insert(name.to_owned(), Value::from(input.original.trim()));
+    }
+    (arguments, why)
+}
+
+/// A string argument with no `enum`, `const`, `pattern` or `format`: any text will do.
+pub fn is_free_text(property: &Value) -> bool {
+    property.get("type").and_then(Value::as_str) == Some("string")
+        && ["enum", "const", "pattern", "format"]
+            .iter()
+            .all(|k| property.get(*k).is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_words_and_kept_text() {
+        let text = "write a post about the sea";
+        assert_eq!(whole_word(text, 0, 3), (0, "write".len()));
+        let input = ExtractInput {
+            original: "Write a post about the Sea!",
+            normalized: "write a post about the sea!",
+            open_file: None,
+        };
+        let cut = [(0, "write a post".len())];
+        assert_eq!(keep_outside(&input, &cut), "about the Sea");
+    }
+}

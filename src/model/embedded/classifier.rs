@@ -1,0 +1,463 @@
+//! The text classifier under the embedded router: character n-gram TF-IDF features and
+//! multinomial logistic regression, trained deterministically. Generic: classes are numbers,
+//! texts are any language.
+//!
+//! The hot path (one message) allocates three small buffers and hashes each feature once:
+//! features are FNV-1a hashes of the n-gram's characters, resolved to dense ids through an
+//! open-addressing table built at training time (the hash is the key, so looking one up is a
+//! multiply and a probe or two, no `HashMap` hashing). The dot product walks the known
+//! features' weight rows; the best class and the runner-up are tracked, never sorted.
+
+use std::collections::HashMap;
+
+use crate::text::Normalizer;
+
+/// How a [`Classifier`] is trained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Training {
+    /// Passes over the examples.
+    pub epochs: usize,
+    /// The first learning rate; it decays as `rate / (1 + decay * epoch)`.
+    pub rate: f32,
+    /// How fast the learning rate decays.
+    pub decay: f32,
+    /// L2 weight decay per step.
+    pub l2: f32,
+}
+
+impl Default for Training {
+    fn default() -> Self {
+        // Chosen by 5-fold cross-validation on the shipped pack's examples (tests/it/models.rs,
+        // `tune_the_embedded_router_on_the_examples`); more epochs gained nothing.
+        Self {
+            epochs: 10,
+            rate: 4.0,
+            decay: 0.1,
+            l2: 1e-5,
+        }
+    }
+}
+
+/// The best class of one message and the runner-up, with their probabilities over the allowed
+/// classes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Top {
+    /// The most probable allowed class and its probability.
+    pub best: (usize, f32),
+    /// The second, if two classes are allowed.
+    pub runner_up: Option<(usize, f32)>,
+}
+
+/// A trained classifier.
+#[derive(Debug, Clone)]
+pub struct Classifier {
+    classes: usize,
+    vocabulary: FeatureTable,
+    idf: Vec<f32>,
+    /// The weight of a feature never seen in training (counts towards the message's length, so
+    /// a message of mostly unknown words gets low confidence).
+    unseen_idf: f32,
+    /// Feature-major: the weights of feature `f` are `weights[f * classes..][..classes]`.
+    weights: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Classifier {
+    /// Trains on `(class, text)` pairs; classes are `0..classes`.
+    pub fn train(classes: usize, examples: &[(usize, &str)], normalizer: &Normalizer) -> Self {
+        Self::train_with(classes, examples, normalizer, Training::default())
+    }
+
+    /// Trains with these settings.
+    pub fn train_with(
+        classes: usize,
+        examples: &[(usize, &str)],
+        normalizer: &Normalizer,
+        training: Training,
+    ) -> Self {
+        let docs: Vec<Vec<(u64, f32)>> = examples
+            .iter()
+            .map(|(_, text)| counted(features(&normalizer.normalize(text))))
+            .collect();
+        let mut ids: HashMap<u64, u32> = HashMap::new();
+        let mut df: Vec<u32> = Vec::new();
+        for doc in &docs {
+            for &(f, _) in doc {
+                let next = ids.len() as u32;
+                let id = *ids.entry(f).or_insert(next);
+                if id as usize == df.len() {
+                    df.push(0);
+                }
+                df[id as usize] += 1;
+            }
+        }
+        let n = examples.len() as f32;
+        let idf: Vec<f32> = df
+            .iter()
+            .map(|&d| ((1.0 + n) / (1.0 + d as f32)).ln() + 1.0)
+            .collect();
+        let mut model = Self {
+            classes,
+            vocabulary: FeatureTable::new(&ids),
+            idf,
+            unseen_idf: (1.0 + n).ln() + 1.0,
+            weights: Vec::new(),
+            bias: vec![0.0; classes],
+        };
+        model.weights = vec![0.0; model.idf.len() * classes];
+        let vectors: Vec<Vec<(usize, f32)>> = docs.iter().map(|d| model.vector(d)).collect();
+        sgd(&mut model, examples, &vectors, training);
+        model
+    }
+
+    /// How many classes it tells apart.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+
+    /// The probability of each allowed class for `text`, in class order.
+    pub fn probabilities(
+        &self,
+        text: &str,
+        normalizer: &Normalizer,
+        allowed: &[bool],
+    ) -> Vec<(usize, f32)> {
+        let mut logits = vec![0.0f32; self.classes];
+        self.logits(&normalizer.normalize(text), allowed, &[], &mut logits);
+        softmax(&mut logits, allowed);
+        logits
+            .into_iter()
+            .enumerate()
+            .filter(|(c, _)| allowed.get(*c).copied().unwrap_or(false))
+            .collect()
+    }
+
+    /// The best allowed class and the runner-up for normalised `text`; `bias` (one number per
+    /// class, or empty) is added to the scores before they become probabilities.
+    pub fn top(&self, normalized: &str, allowed: &[bool], bias: &[f32]) -> Option<Top> {
+        let mut logits = vec![0.0f32; self.classes];
+        self.logits(normalized, allowed, bias, &mut logits);
+        let mut best: Option<(usize, f32)> = None;
+        let mut second: Option<(usize, f32)> = None;
+        for (c, &z) in logits.iter().enumerate() {
+            if !allowed.get(c).copied().unwrap_or(false) {
+                continue;
+            }
+            if best.is_none_or(|b| z > b.1) {
+                second = best;
+                best = Some((c, z));
+            } else if second.is_none_or(|s| z > s.1) {
+                second = Some((c, z));
+            }
+        }
+        let (b, zb) = best?;
+        // Softmax relative to the best logit: exp(0) for the best, the rest smaller.
+        let sum: f32 = logits
+            .iter()
+            .zip(allowed)
+            .filter(|(_, ok)| **ok)
+            .map(|(z, _)| (z - zb).exp())
+            .sum();
+        Some(Top {
+            best: (b, 1.0 / sum),
+            runner_up: second.map(|(c, z)| (c, (z - zb).exp() / sum)),
+        })
+    }
+
+    /// The scores of the allowed classes for normalised text (the others stay at their bias).
+    fn logits(&self, normalized: &str, allowed: &[bool], bias: &[f32], out: &mut [f32]) {
+        let x = self.vector(&counted(features(normalized)));
+        out.copy_from_slice(&self.bias);
+        for (o, b) in out.iter_mut().zip(bias) {
+            *o += b;
+        }
+        // Every class, allowed or not: a branch-free loop the compiler vectorises; the classes
+        // not allowed are ignored by the caller.
+        let _ = allowed;
+        for &(f, v) in &x {
+            let row = &self.weights[f * self.classes..][..self.classes];
+            for (o, w) in out.iter_mut().zip(row) {
+                *o += w * v;
+            }
+        }
+    }
+
+    /// TF-IDF weights of the known features, scaled so the whole message (unseen features
+    /// included) has unit length.
+    fn vector(&self, doc: &[(u64, f32)]) -> Vec<(usize, f32)> {
+        let mut norm = 0.0f32;
+        let mut x = Vec::with_capacity(doc.len());
+        for &(f, tf) in doc {
+            let weight = 1.0 + tf.ln();
+            match self.vocabulary.get(f) {
+                Some(id) => {
+                    let v = weight * self.idf[id as usize];
+                    norm += v * v;
+                    x.push((id as usize, v));
+                }
+                None => norm += (weight * self.unseen_idf).powi(2),
+            }
+        }
+        let norm = norm.sqrt();
+        if norm > 0.0 {
+            for (_, v) in &mut x {
+                *v /= norm;
+            }
+        }
+        x
+    }
+}
+
+/// Plain SGD over the examples in a fixed shuffled order, the weights averaged over the second
+/// half of training, so the answer does not depend on which examples happened to come last
+/// (two classes with the same examples end up tied, as they should).
+fn sgd(
+    model: &mut Classifier,
+    examples: &[(usize, &str)],
+    vectors: &[Vec<(usize, f32)>],
+    training: Training,
+) {
+    let classes = model.classes;
+    let mut order: Vec<usize> = (0..examples.len()).collect();
+    let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut logits = vec![0.0f32; classes];
+    let mut step = vec![0.0f32; classes];
+    let mut moving: Vec<usize> = Vec::with_capacity(classes);
+    let all = vec![true; classes];
+    let mut sum_weights = vec![0.0f32; model.weights.len()];
+    let mut sum_bias = vec![0.0f32; classes];
+    let mut averaged = 0u32;
+    // Plain index loops: this runs in unoptimised test builds too.
+    for epoch in 0..training.epochs {
+        shuffle(&mut order, &mut rng);
+        let rate = training.rate / (1.0 + training.decay * epoch as f32);
+        let shrink = rate * training.l2;
+        for &i in &order {
+            let (class, x) = (examples[i].0, &vectors[i]);
+            logits.copy_from_slice(&model.bias);
+            for &(f, v) in x {
+                let row = &model.weights[f * classes..(f + 1) * classes];
+                for c in 0..classes {
+                    logits[c] += row[c] * v;
+                }
+            }
+            softmax(&mut logits, &all);
+            moving.clear();
+            for c in 0..classes {
+                let g = logits[c] - if c == class { 1.0 } else { 0.0 };
+                // Classes already (almost) right for this example are left alone.
+                if g.abs() >= 1e-3 {
+                    step[c] = rate * g;
+                    model.bias[c] -= step[c];
+                    moving.push(c);
+                }
+            }
+            for &(f, v) in x {
+                let row = &mut model.weights[f * classes..(f + 1) * classes];
+                for &c in &moving {
+                    row[c] -= step[c] * v + shrink * row[c];
+                }
+            }
+        }
+        if 2 * epoch >= training.epochs {
+            averaged += 1;
+            for (s, w) in sum_weights.iter_mut().zip(&model.weights) {
+                *s += w;
+            }
+            for (s, b) in sum_bias.iter_mut().zip(&model.bias) {
+                *s += b;
+            }
+        }
+    }
+    if averaged > 0 {
+        let n = averaged as f32;
+        model.weights = sum_weights.into_iter().map(|w| w / n).collect();
+        model.bias = sum_bias.into_iter().map(|b| b / n).collect();
+    }
+}
+
+/// Feature hashes to dense ids: open addressing with linear probing over a power-of-two table
+/// at most half full. The keys are already hashes, so the slot is a multiply away.
+#[derive(Debug, Clone)]
+struct FeatureTable {
+    /// `(key, id)`; key 0 marks an empty slot (a real key of 0 is stored as 1).
+    slots: Vec<(u64, u32)>,
+    shift: u32,
+}
+
+impl FeatureTable {
+    fn new(ids: &HashMap<u64, u32>) -> Self {
+        let size = (ids.len() * 2).max(16).next_power_of_two();
+        let mut table = Self {
+            slots: vec![(0, 0); size],
+            shift: 64 - size.trailing_zeros(),
+        };
+        // In id order, so the table is the same on every run.
+        let mut sorted: Vec<(u64, u32)> = ids.iter().map(|(&k, &v)| (k, v)).collect();
+        sorted.sort_unstable_by_key(|&(_, id)| id);
+        let mask = size - 1;
+        for (key, id) in sorted {
+            let key = key.max(1);
+            let mut slot = table.slot(key);
+            while table.slots[slot].0 != 0 {
+                slot = (slot + 1) & mask;
+            }
+            table.slots[slot] = (key, id);
+        }
+        table
+    }
+
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    fn get(&self, key: u64) -> Option<u32> {
+        let key = key.max(1);
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot(key);
+        loop {
+            let (k, id) = self.slots[slot];
+            if k == key {
+                return Some(id);
+            }
+            if k == 0 {
+                return None;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
+
+/// Turns logits into probabilities over the allowed classes (the others get 0).
+fn softmax(z: &mut [f32], allowed: &[bool]) {
+    let max = z
+        .iter()
+        .zip(allowed)
+        .filter(|(_, ok)| **ok)
+        .map(|(v, _)| *v)
+        .fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for (v, ok) in z.iter_mut().zip(allowed) {
+        *v = if *ok { (*v - max).exp() } else { 0.0 };
+        sum += *v;
+    }
+    if sum > 0.0 {
+        for v in z.iter_mut() {
+            *v /= sum;
+        }
+    }
+}
+
+/// Fisher-Yates with a fixed xorshift generator: the same order on every machine.
+fn shuffle(order: &mut [usize], state: &mut u64) {
+    for i in (1..order.len()).rev() {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        let j = (*state % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+}
+
+/// Sorted feature hashes with their counts.
+fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
+    hashes.sort_unstable();
+    let mut out: Vec<(u64, f32)> = Vec::with_capacity(hashes.len());
+    for h in hashes {
+        match out.last_mut() {
+            Some((last, n)) if *last == h => *n += 1.0,
+            _ => out.push((h, 1.0)),
+        }
+    }
+    out
+}
+
+/// The feature hashes of normalised text, one per occurrence: character 3- to 5-grams of each
+/// word padded with a boundary mark, and each word's first five characters.
+pub(super) fn features(text: &str) -> Vec<u64> {
+    let mut out = Vec::with_capacity(text.len() * 2);
+    let mut padded: Vec<char> = Vec::with_capacity(32);
+    let table = word_chars();
+    let is_word = |c: char| {
+        table
+            .get(c as usize)
+            .copied()
+            .unwrap_or_else(|| c.is_alphanumeric())
+    };
+    for word in text.split(|c: char| !is_word(c)).filter(|w| !w.is_empty()) {
+        padded.clear();
+        padded.push(' ');
+        padded.extend(word.chars());
+        padded.push(' ');
+        for n in 3..=5 {
+            for gram in padded.windows(n) {
+                out.push(hash(b'c', gram));
+            }
+        }
+        let stem = &padded[1..padded.len() - 1];
+        out.push(hash(b'w', &stem[..stem.len().min(5)]));
+    }
+    out
+}
+
+/// Whether each of the first 0x800 code points is alphanumeric, computed once:
+/// `is_alphanumeric` searches the Unicode tables for every non-ASCII character.
+fn word_chars() -> &'static [bool] {
+    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0u32..0x800)
+            .map(|u| char::from_u32(u).is_some_and(char::is_alphanumeric))
+            .collect()
+    })
+}
+
+/// FNV-1a over a tag and the characters (each as four little-endian bytes).
+fn hash(tag: u8, chars: &[char]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325_u64;
+    let mut eat = |b: u8| {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    };
+    eat(tag);
+    for c in chars {
+        for b in (*c as u32).to_le_bytes() {
+            eat(b);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_feature_table_finds_every_key_and_nothing_else() {
+        let ids: HashMap<u64, u32> = (0..1000u64).map(|k| (k * 7919, k as u32)).collect();
+        let table = FeatureTable::new(&ids);
+        for (k, id) in &ids {
+            assert_eq!(table.get(*k), Some(*id));
+        }
+        assert_eq!(table.get(13), None);
+    }
+
+    #[test]
+    fn top_agrees_with_the_full_probabilities() {
+        let norm = Normalizer::default();
+        let examples = [
+            (0, "weather in paris"),
+            (0, "will it rain"),
+            (1, "set an alarm"),
+            (1, "wake me up at seven"),
+            (2, "hello there"),
+        ];
+        let c = Classifier::train(3, &examples, &norm);
+        let allowed = [true, true, true];
+        let mut p = c.probabilities("rain in paris", &norm, &allowed);
+        p.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let top = c.top("rain in paris", &allowed, &[]).expect("a class");
+        assert_eq!(top.best.0, p[0].0);
+        assert!((top.best.1 - p[0].1).abs() < 1e-5);
+        assert_eq!(top.runner_up.map(|r| r.0), Some(p[1].0));
+    }
+}

@@ -1,0 +1,325 @@
+//! The embedded offline router: the default model, so that `route` and `serve` work with no key
+//! and no network. It is not a language model. It is a small text classifier trained, when a
+//! ruleset is first seen, on the example messages the rules give: each tool's `examples`, each
+//! auto skill's `examples`, the skill tool's `examples` (messages that leave a skill) and
+//! `router.embedded.chat_examples` (messages that need no tool). Product managers improve it by
+//! adding examples in YAML.
+//!
+//! - **Features**: the message normalised by the rules (lower case, folds), cut into words;
+//!   character 3- to 5-grams of each word with its boundaries (so inflected forms share most
+//!   features) and each word's first five characters; TF-IDF weighted, unit length.
+//! - **Classifier**: multinomial logistic regression trained by SGD in a fixed order, so the same
+//!   rules always give the same model and the same answers.
+//! - **Decision**: probabilities over the classes possible here (tools offered in this context,
+//!   auto skills, leaving the active skill, no tool). The best class is called only when its
+//!   probability reaches `router.embedded.threshold` and beats the second by `margin`;
+//!   otherwise no tool is called and the chat answer asks back (the ambiguity rule).
+//! - **Arguments**: a required argument with a `default` gets it; when a tool's only required
+//!   argument is free text (a string without `enum`, `const`, `pattern` or `format`), it gets
+//!   the message. Anything else is left missing, and validation turns the call into a chat
+//!   answer.
+//!
+//! The model is trained off the async runtime (`spawn_blocking`) once per ruleset version and
+//! cached, so a hot reload gets a new model on its first message; a request then costs a few
+//! microseconds.
+
+mod classifier;
+mod route;
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use async_trait::async_trait;
+
+use super::{Model, ModelAnswer, ModelError, RouterInput};
+use crate::compile::{RuleSet, ToolDef};
+use crate::text::Normalizer;
+
+pub use classifier::{Classifier, Top, Training};
+
+/// Where a message can go.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Call this tool.
+    Tool(Arc<str>),
+    /// Switch this skill on.
+    Skill(Arc<str>),
+    /// Leave the active skill.
+    Leave,
+    /// No tool: the plain chat answer.
+    Chat,
+}
+
+/// What the router made of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    /// The most probable class possible in this context, with its probability.
+    pub best: Option<(Target, f32)>,
+    /// The second most probable, with its probability.
+    pub runner_up: Option<(Target, f32)>,
+    /// What the router chose: the best class, or `Chat` when it is not sure enough.
+    pub chosen: Target,
+}
+
+/// How many rulesets' models are kept (the serving one, plus the one before it while requests
+/// that started before a reload finish).
+const CACHED: usize = 4;
+
+/// A ruleset version and its model, trained once (concurrent first messages wait for it).
+type Cached = (Arc<str>, Arc<OnceLock<Arc<Index>>>);
+
+/// The embedded router. Cheap to create; it trains when a ruleset is prepared (at load and
+/// reload) or, failing that, on the ruleset's first message.
+#[derive(Default)]
+pub struct EmbeddedModel {
+    cache: Mutex<Vec<Cached>>,
+}
+
+impl std::fmt::Debug for EmbeddedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedModel").finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedModel {
+    /// A router with nothing trained yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The cell holding the index of this ruleset version (empty until trained).
+    fn cell(&self, rules: &RuleSet) -> Arc<OnceLock<Arc<Index>>> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.iter().find(|(v, _)| **v == *rules.version) {
+            Some((_, cell)) => cell.clone(),
+            None => {
+                let cell = Arc::new(OnceLock::new());
+                cache.insert(0, (rules.version.clone(), cell.clone()));
+                cache.truncate(CACHED);
+                cell
+            }
+        }
+    }
+
+    /// Trains for these rules now, on this thread, unless already trained. Blocking.
+    pub fn train(&self, rules: &RuleSet) {
+        let cell = self.cell(rules);
+        cell.get_or_init(|| Arc::new(Index::train(TrainingData::from_rules(rules))));
+    }
+
+    /// Whether the index for these rules is trained.
+    pub fn is_trained(&self, rules: &RuleSet) -> bool {
+        self.cell(rules).get().is_some()
+    }
+
+    /// The trained index for these rules. When it is not trained yet (rules that were never
+    /// prepared), training runs on a blocking thread that stores its result whatever happens
+    /// to this request: a request cancelled by its timeout does not throw the work away.
+    async fn index(&self, rules: &RuleSet) -> Result<Arc<Index>, ModelError> {
+        let cell = self.cell(rules);
+        if let Some(index) = cell.get() {
+            return Ok(index.clone());
+        }
+        let data = TrainingData::from_rules(rules);
+        tokio::task::spawn_blocking(move || {
+            cell.get_or_init(|| Arc::new(Index::train(data))).clone()
+        })
+        .await
+        .map_err(|e| ModelError::Garbage(format!("the embedded router failed: {e}")))
+    }
+
+    /// Ranks the classes possible for this message and says which the router picks.
+    pub async fn rank(&self, input: &RouterInput<'_>) -> Result<Ranking, ModelError> {
+        Ok(self.index(input.rules).await?.rank(input))
+    }
+}
+
+#[async_trait]
+impl Model for EmbeddedModel {
+    fn name(&self) -> &str {
+        "embedded"
+    }
+
+    fn prepare(&self, rules: &RuleSet) {
+        self.train(rules);
+    }
+
+    async fn route(&self, input: &RouterInput<'_>) -> Result<ModelAnswer, ModelError> {
+        let index = self.index(input.rules).await?;
+        Ok(route::answer(&index, input))
+    }
+}
+
+/// What the classifier learns from, taken out of the rules so training can run on another
+/// thread.
+struct TrainingData {
+    normalizer: Normalizer,
+    targets: Vec<Target>,
+    tool_class: Vec<Option<usize>>,
+    examples: Vec<(usize, String)>,
+}
+
+impl TrainingData {
+    fn from_rules(rules: &RuleSet) -> Self {
+        let router = rules.router();
+        let mut targets = Vec::new();
+        let mut examples = Vec::new();
+        let mut add = |target: Target, texts: &[String]| {
+            if texts.is_empty() {
+                return None;
+            }
+            let t = targets.len();
+            targets.push(target);
+            examples.extend(texts.iter().map(|e| (t, e.clone())));
+            Some(t)
+        };
+        let mut tool_class = Vec::new();
+        for tool in rules.tools() {
+            tool_class.push(if *tool.id == *router.skill_tool {
+                add(Target::Leave, &tool.examples)
+            } else {
+                add(Target::Tool(tool.id.clone()), &tool.examples)
+            });
+        }
+        for skill in rules.skills().iter().filter(|s| s.auto) {
+            add(Target::Skill(skill.id.clone()), &skill.examples);
+        }
+        add(Target::Chat, &router.embedded.chat_examples);
+        Self {
+            normalizer: rules.normalizer.clone(),
+            targets,
+            tool_class,
+            examples,
+        }
+    }
+}
+
+/// One ruleset's trained router.
+struct Index {
+    targets: Vec<Target>,
+    /// The class of each of the ruleset's tools, by position (`None`: no examples).
+    tool_class: Vec<Option<usize>>,
+    classifier: Classifier,
+}
+
+impl Index {
+    fn train(data: TrainingData) -> Self {
+        let examples: Vec<(usize, &str)> = data
+            .examples
+            .iter()
+            .map(|(t, e)| (*t, e.as_str()))
+            .collect();
+        let classifier = Classifier::train(data.targets.len(), &examples, &data.normalizer);
+        Self {
+            targets: data.targets,
+            tool_class: data.tool_class,
+            classifier,
+        }
+    }
+
+    /// Which classes are possible here: offered tools, auto skills while the skill tool is
+    /// offered, leaving only while a skill is active, and chat always; minus the tools a
+    /// context rule that holds rules out.
+    fn allowed(&self, input: &RouterInput<'_>) -> Vec<bool> {
+        let router = input.router;
+        let mut allowed: Vec<bool> = self
+            .targets
+            .iter()
+            .map(|t| matches!(t, Target::Chat))
+            .collect();
+        let all = input.rules.tools();
+        let mut skill_tool_offered = false;
+        for offered in &input.tools {
+            // The offered tools are the ruleset's own: their position is their address's.
+            let at = position(all, offered);
+            if let Some(class) = at.and_then(|i| self.class_of_tool(i)) {
+                allowed[class] = true;
+            }
+            skill_tool_offered |= *offered.id == *router.skill_tool;
+        }
+        for (ok, t) in allowed.iter_mut().zip(&self.targets) {
+            match t {
+                Target::Skill(_) => *ok = skill_tool_offered,
+                Target::Leave => *ok = skill_tool_offered && input.skill.is_some(),
+                Target::Tool(_) | Target::Chat => {}
+            }
+        }
+        for &rule in &input.context {
+            let Some(rule) = router.embedded.context.get(rule) else {
+                continue;
+            };
+            for class in rule.rule_out.iter().filter_map(|&t| self.class_of_tool(t)) {
+                allowed[class] = false;
+            }
+        }
+        allowed
+    }
+
+    /// The class of the ruleset's tool at this position.
+    fn class_of_tool(&self, tool: usize) -> Option<usize> {
+        self.tool_class.get(tool).copied().flatten()
+    }
+
+    /// The scores the context rules that hold add to classes (empty when none hold).
+    fn bias(&self, input: &RouterInput<'_>) -> Vec<f32> {
+        let rules = &input.router.embedded.context;
+        let mut bias = Vec::new();
+        for rule in input.context.iter().filter_map(|&r| rules.get(r)) {
+            for &(tool, b) in &rule.boost {
+                if let Some(class) = self.class_of_tool(tool) {
+                    bias.resize(self.targets.len(), 0.0);
+                    bias[class] += b;
+                }
+            }
+        }
+        bias
+    }
+
+    fn rank(&self, input: &RouterInput<'_>) -> Ranking {
+        let allowed = self.allowed(input);
+        let bias = self.bias(input);
+        let normalized = input.rules.normalizer.normalize(input.message());
+        self.rank_text(input, &normalized, &allowed, &bias)
+    }
+
+    /// Ranks normalised text (the message or one part of it).
+    fn rank_text(
+        &self,
+        input: &RouterInput<'_>,
+        normalized: &str,
+        allowed: &[bool],
+        bias: &[f32],
+    ) -> Ranking {
+        let top = self.classifier.top(normalized, allowed, bias);
+        let best = top.map(|t| (self.targets[t.best.0].clone(), t.best.1));
+        let runner_up = top
+            .and_then(|t| t.runner_up)
+            .map(|(c, p)| (self.targets[c].clone(), p));
+        let settings = &input.router.embedded;
+        let chosen = match &best {
+            Some((target, p1)) => {
+                let p2 = runner_up.as_ref().map_or(0.0, |r| r.1);
+                let active = input.skill.map(|s| &s.id);
+                let stays = matches!(target, Target::Skill(id) if Some(id) == active);
+                if *p1 < settings.threshold || p1 - p2 < settings.margin || stays {
+                    Target::Chat
+                } else {
+                    target.clone()
+                }
+            }
+            None => Target::Chat,
+        };
+        Ranking {
+            best,
+            runner_up,
+            chosen,
+        }
+    }
+}
+
+/// The position of `tool` in `all`, found from its address (no string comparisons).
+fn position(all: &[ToolDef], tool: &ToolDef) -> Option<usize> {
+    let size = std::mem::size_of::<ToolDef>().max(1);
+    let offset = (tool as *const ToolDef as usize).wrapping_sub(all.as_ptr() as usize);
+    let i = offset / size;
+    all.get(i).filter(|t| std::ptr::eq(*t, tool)).map(|_| i)
+}

@@ -1,0 +1,204 @@
+//! From rankings to the router's answer: one call, or two for a message with two independent
+//! parts (cut at `router.embedded.split.connectives`, each part classified alone); arguments
+//! filled by the tools' `extract`; and the notes the trace shows (the chosen class, its
+//! probability and the runner-up; which words filled which argument; the context rules that
+//! applied).
+
+use serde_json::{Map, Value};
+
+use super::{Index, Ranking, Target};
+use crate::compile::extract::{ExtractInput, fill_arguments};
+use crate::model::{ModelAnswer, ModelNote, RawCall, RouterInput};
+
+/// The embedded router's answer for this input.
+pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
+    let allowed = index.allowed(input);
+    let bias = index.bias(input);
+    let original = input.message();
+    let normalized = input.rules.normalizer.normalize(original);
+    let mut notes = Vec::new();
+    for rule in input
+        .context
+        .iter()
+        .filter_map(|&r| input.router.embedded.context.get(r))
+    {
+        notes.push(ModelNote {
+            effect: format!("context rule {} applies", rule.id),
+            why: "its condition holds for this request".into(),
+        });
+    }
+    let plan = split(index, input, &normalized, &allowed, &bias).unwrap_or_else(|| {
+        let whole = index.rank_text(input, &normalized, &allowed, &bias);
+        vec![(whole, (0, normalized.len()))]
+    });
+    let two = plan.len() > 1;
+    let mut calls = Vec::new();
+    for (ranking, (start, end)) in plan {
+        notes.push(confidence(&ranking, two.then(|| &normalized[start..end])));
+        let part = ExtractInput {
+            original: original_slice(original, &normalized, start, end),
+            normalized: &normalized[start..end],
+            open_file: input
+                .ui
+                .and_then(|u| u.open_file.as_ref())
+                .map(|f| f.name.as_str()),
+        };
+        if let Some(call) = call_for(&ranking.chosen, input, &part, &mut notes) {
+            calls.push(call);
+        }
+    }
+    ModelAnswer { calls, notes }
+}
+
+/// The call for a chosen class (none for chat, or a tool not offered).
+fn call_for(
+    chosen: &Target,
+    input: &RouterInput<'_>,
+    part: &ExtractInput<'_>,
+    notes: &mut Vec<ModelNote>,
+) -> Option<RawCall> {
+    let router = input.router;
+    let skill_call = |value: &str| {
+        let mut arguments = Map::new();
+        arguments.insert(router.skill_argument.clone(), Value::from(value));
+        RawCall {
+            tool: router.skill_tool.to_string(),
+            arguments: Value::Object(arguments),
+        }
+    };
+    match chosen {
+        Target::Chat => None,
+        Target::Leave => Some(skill_call(&router.leave_skill_value)),
+        Target::Skill(id) => Some(skill_call(id)),
+        Target::Tool(id) => {
+            let tool = input.tools.iter().find(|t| *t.id == **id)?;
+            let (arguments, why) = fill_arguments(&tool.arguments, &tool.extract, part);
+            for (name, why) in why {
+                let value = arguments
+                    .get(&name)
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                notes.push(ModelNote {
+                    effect: format!("filled {id}.{name} = {value}"),
+                    why,
+                });
+            }
+            Some(RawCall {
+                tool: tool.id.to_string(),
+                arguments: Value::Object(arguments),
+            })
+        }
+    }
+}
+
+/// Two parts, each sure of a different tool, cut at the first connective (in message order)
+/// where that holds; `None` keeps the message whole.
+fn split(
+    index: &Index,
+    input: &RouterInput<'_>,
+    normalized: &str,
+    allowed: &[bool],
+    bias: &[f32],
+) -> Option<Vec<(Ranking, (usize, usize))>> {
+    let connectives = &input.router.embedded.connectives;
+    if input.router.max_calls < 2 || connectives.is_empty() {
+        return None;
+    }
+    let mut cuts: Vec<(usize, usize)> = connectives
+        .iter()
+        .flat_map(|c| {
+            normalized
+                .match_indices(c.as_str())
+                .map(|(i, m)| (i, i + m.len()))
+        })
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup_by_key(|c| c.0);
+    for (at, after) in cuts {
+        let (left, right) = ((0, at), (after, normalized.len()));
+        let words = |(s, e): (usize, usize)| normalized[s..e].split_whitespace().count();
+        if words(left) < 2 || words(right) < 2 {
+            continue;
+        }
+        let first = index.rank_text(input, &normalized[left.0..left.1], allowed, bias);
+        let second = index.rank_text(input, &normalized[right.0..right.1], allowed, bias);
+        if let (Target::Tool(a), Target::Tool(b)) = (&first.chosen, &second.chosen)
+            && a != b
+        {
+            return Some(vec![(first, left), (second, right)]);
+        }
+    }
+    None
+}
+
+/// The trace line of one ranking: the chosen class, its probability and the runner-up.
+fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
+    let name = |t: &Target| match t {
+        Target::Tool(id) => id.to_string(),
+        Target::Skill(id) => format!("skill {id}"),
+        Target::Leave => "leaving the skill".into(),
+        Target::Chat => "no tool".into(),
+    };
+    let best = ranking
+        .best
+        .as_ref()
+        .map_or("nothing".into(), |(t, p)| format!("{} (p={p:.2})", name(t)));
+    let runner_up = ranking
+        .runner_up
+        .as_ref()
+        .map_or("none".into(), |(t, p)| format!("{} (p={p:.2})", name(t)));
+    let chose = name(&ranking.chosen);
+    let effect = match part {
+        Some(text) => format!("embedded chose {chose} for the part '{text}'"),
+        None => format!("embedded chose {chose}"),
+    };
+    let why = if ranking
+        .best
+        .as_ref()
+        .is_some_and(|(t, _)| *t == ranking.chosen)
+    {
+        format!("best {best}, runner-up {runner_up}")
+    } else {
+        format!("best {best} was not sure enough (threshold, margin), runner-up {runner_up}")
+    };
+    ModelNote { effect, why }
+}
+
+/// The part of the original message at these byte offsets of its normalised form
+/// (normalising maps one character to one character).
+fn original_slice<'a>(original: &'a str, normalized: &str, start: usize, end: usize) -> &'a str {
+    let from = normalized[..start].chars().count();
+    let len = normalized[start..end].chars().count();
+    let mut offsets = original
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(original.len()));
+    let s = offsets.nth(from).unwrap_or(original.len());
+    let e = if len == 0 {
+        s
+    } else {
+        offsets.nth(len - 1).unwrap_or(original.len())
+    };
+    original.get(s..e).unwrap_or(original)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::original_slice;
+
+    #[test]
+    fn a_part_of_the_original_is_cut_where_the_normalised_one_is() {
+        let original = "Zeigen Sie die STATISTIK und Schreiben Sie Über";
+        let normalized = original.to_lowercase();
+        let at = normalized.find(" und ").expect("connective");
+        assert_eq!(
+            original_slice(original, &normalized, 0, at),
+            "Zeigen Sie die STATISTIK"
+        );
+        let after = at + " und ".len();
+        assert_eq!(
+            original_slice(original, &normalized, after, normalized.len()),
+            "Schreiben Sie Über"
+        );
+    }
+}

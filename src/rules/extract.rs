@@ -1,0 +1,156 @@
+//! What the embedded offline router is told about filling tool arguments from the message, and
+//! about the request's context and compound requests. Plain serde data; `compile::extract`
+//! turns it into matchers.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Condition;
+
+/// How one argument of a tool is filled from the user's message when the embedded router calls
+/// the tool (an LLM fills arguments itself). The ways are tried in this order: `choose`,
+/// `number`, `from_context`, `text`, then `default`; the first that gives a value wins. The
+/// trace says which words filled which argument.
+///
+/// ```yaml
+/// extract:
+///   period:
+///     choose:
+///       - {value: yesterday, words: [yesterday]}
+///       - {value: week, words: [week]}
+///     default: week
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Extraction {
+    /// Why these words (optional; for the next editor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Values picked by words or patterns: the first option, in the order written, whose
+    /// words or patterns occur in the message gives its `value`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choose: Vec<Choice>,
+    /// A number read from the message (a price, a count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<NumberExtraction>,
+    /// A value from the request's context rather than the words: `open_file` (the name of the
+    /// file open in the interface).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_context: Option<ContextValue>,
+    /// Free text: the message without its command words (and without the words that filled
+    /// the call's other arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<TextExtraction>,
+    /// The value when nothing above matched. Omitted: the argument stays unfilled (and a
+    /// required one then makes the call fail validation: a plain chat answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+/// One value of a `choose` list and the words that pick it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    /// The argument's value. In a string, `$0` is the text the pattern matched and `$1`, `$2`
+    /// or `${name}` its groups (patterns only; words give `$0`), e.g. `"${from}-${to}"`.
+    pub value: Value,
+    /// Stems and phrases, written as in word lists (`week` matches «weekly», `doc$` only
+    /// «doc»).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
+    /// Regular expressions over the normalised (lower-case, folded) message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<String>,
+}
+
+/// A number read by patterns: each must have a group named `number` (digits, with spaces
+/// between thousands and `,` or `.` for decimals allowed) and may have one named `unit`,
+/// multiplied by the longest key of `units` it starts with.
+///
+/// ```yaml
+/// number:
+///   patterns: ['under (?P<number>[0-9][0-9 ]*)\s*(?P<unit>k|thousand)?']
+///   units: {k: 1000, thousand: 1000}
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NumberExtraction {
+    /// Regular expressions over the normalised message; the first that matches gives the number.
+    #[schemars(length(min = 1))]
+    pub patterns: Vec<String>,
+    /// Multipliers by the start of the `unit` group (e.g. `k: 1000`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub units: BTreeMap<String, f64>,
+}
+
+/// Where in the request's context a value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextValue {
+    /// The name of the file open in the interface.
+    OpenFile,
+}
+
+/// Free text from the message.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextExtraction {
+    /// Command words taken out, as stems (the whole word that starts with one goes), e.g.
+    /// `[write, post, about$]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
+    /// Regular expressions whose matches are taken out too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_patterns: Vec<String>,
+}
+
+/// A context rule of the embedded router: while `when` holds, it changes how likely some
+/// tools are. The other router models ignore it (they read the context themselves).
+///
+/// ```yaml
+/// context:
+///   - id: describe-needs-a-photo
+///     description: «what is this?» with no photo is not a photo to describe.
+///     when: {not: {attachment: {kind: photo}}}
+///     rule_out: [describe_photo]
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRule {
+    /// Unique id, named in the trace.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// Why the context matters.
+    pub description: String,
+    /// When it applies (conditions on the request, as in pre-rules).
+    pub when: Condition,
+    /// Tools made more likely: a score added to each (1 is a strong nudge, 3 nearly decides;
+    /// negative makes it less likely).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub boost: BTreeMap<String, f32>,
+    /// Tools the embedded router does not choose while `when` holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rule_out: Vec<String>,
+}
+
+/// How the embedded router splits a message with two independent parts into two calls.
+///
+/// ```yaml
+/// split:
+///   connectives: [" and ", ", then ", " and then "]
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Split {
+    /// Why these connectives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Where a message may be cut, as written (spaces count), matched in the normalised
+    /// message. Each part is classified alone; two different tools, each sure on its own,
+    /// become two calls in the order written (at most `router.max_calls`).
+    #[schemars(length(min = 1))]
+    pub connectives: Vec<String>,
+}

@@ -1,0 +1,351 @@
+//! The embedded (offline) router as a new user meets it: the article's own requests decided
+//! with valid arguments, every tool of the pack reachable, arguments filled by the YAML's
+//! `extract` (and said so in the trace), context, two calls, and training done at reload —
+//! never inside a request's timeout.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use turnout::RuleSet;
+use turnout::contract::{Decision, Outcome, Request};
+use turnout::model::Model;
+use turnout::model::embedded::EmbeddedModel;
+
+use crate::common::Served;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pack() -> RuleSet {
+    turnout::compile::load_dir(&root().join("rules"))
+        .ruleset
+        .expect("the shipped rules load")
+}
+
+fn request(v: Value) -> Request {
+    serde_json::from_value(v).expect("a valid request")
+}
+
+fn say(text: &str) -> Request {
+    request(json!({"messages": [{"role": "user", "content": text}]}))
+}
+
+async fn decide(rs: &RuleSet, model: &EmbeddedModel, req: &Request) -> Decision {
+    turnout::engine::decide(rs, req, Some(model))
+        .await
+        .expect("decided")
+}
+
+fn tools(d: &Decision) -> Vec<&str> {
+    d.calls.iter().map(|c| &*c.tool).collect()
+}
+
+#[tokio::test]
+async fn the_articles_own_requests_are_tool_decisions_with_valid_arguments() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str], Value); 4] = [
+        (
+            "Сколько визитов на сайте за неделю",
+            &["site_traffic"],
+            json!({"period": "week"}),
+        ),
+        (
+            "Добавь цель в Метрике",
+            &["metrika_manage"],
+            json!({"action": "create", "object": "goal"}),
+        ),
+        (
+            "Создай новую таблицу с визитами по дням",
+            &["doc_create"],
+            json!({"kind": "spreadsheet"}),
+        ),
+        (
+            "посмотри статистику и напиши по ней пост",
+            &["schai_stats", "post_draft"],
+            json!({}),
+        ),
+    ];
+    for (text, want, args) in cases {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.outcome, Outcome::Tool, "{text}: {:#?}", d.trace);
+        assert_eq!(tools(&d), want, "{text}: {:#?}", d.trace);
+        for (k, v) in args.as_object().expect("object") {
+            assert_eq!(
+                &d.calls[0].arguments[k], v,
+                "{text}: {}",
+                d.calls[0].arguments
+            );
+        }
+        // The trace says what the router was sure of, and which words filled the arguments.
+        assert!(
+            d.trace
+                .iter()
+                .any(|s| s.effect.starts_with("embedded chose") && s.why.contains("runner-up")),
+            "{:#?}",
+            d.trace
+        );
+    }
+    let d = decide(&rs, &model, &say("Сколько визитов на сайте за неделю")).await;
+    assert!(
+        d.trace.iter().any(|s| s.effect == "filled site_traffic.period = \"week\""
+            && s.why.contains("недел")),
+        "{:#?}",
+        d.trace
+    );
+}
+
+#[tokio::test]
+async fn every_tool_of_the_pack_can_come_out_of_the_embedded_router() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let skill_tool = rs.router().skill_tool.clone();
+    let mut never = Vec::new();
+    for tool in rs.tools().iter().filter(|t| t.id != skill_tool) {
+        let mut came_out = false;
+        for text in &tool.examples {
+            // The file the user names is open; Google is connected; a photo, an audio file and
+            // a draft are on screen for the tools that work on them.
+            let last = text.split_whitespace().last().unwrap_or_default();
+            for context in [
+                json!({"integrations": ["google"]}),
+                json!({
+                    "integrations": ["google"],
+                    "attachments": [{"kind": "photo"}, {"kind": "audio"}],
+                    "draft_shown": true,
+                    "ui": {"open_file": {"name": last}}
+                }),
+            ] {
+                let mut req = context;
+                req["messages"] = json!([{"role": "user", "content": text}]);
+                let d = decide(&rs, &model, &request(req)).await;
+                if tools(&d).contains(&&*tool.id)
+                    || (d.web_search && tool.id.as_ref() == "web_search")
+                {
+                    came_out = true;
+                    break;
+                }
+            }
+            if came_out {
+                break;
+            }
+        }
+        if !came_out {
+            never.push(tool.id.to_string());
+        }
+    }
+    assert!(never.is_empty(), "never decided offline: {never:?}");
+}
+
+#[tokio::test]
+async fn context_rules_out_a_photo_tool_without_a_photo_and_favours_the_open_file() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let d = decide(&rs, &model, &say("что это?")).await;
+    assert!(!tools(&d).contains(&"photo_describe"), "{:#?}", d.trace);
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect == "context rule describe-needs-a-photo applies"),
+        "{:#?}",
+        d.trace
+    );
+    let with_photo = request(json!({
+        "messages": [{"role": "user", "content": "что это?"}],
+        "attachments": [{"kind": "photo"}]
+    }));
+    let d = decide(&rs, &model, &with_photo).await;
+    assert_eq!(tools(&d), ["photo_describe"], "{:#?}", d.trace);
+}
+
+/// A small pack (English, to keep it readable) with argument extraction.
+fn extracting_pack(extract: &str) -> turnout::compile::Loaded {
+    let yaml = format!(
+        r#"
+tools:
+  - id: switch_mode
+    description: Switch a conversation mode on or off.
+    chip: Switching
+    arguments:
+      type: object
+      properties: {{mode: {{type: string, enum: [none]}}}}
+      required: [mode]
+      additionalProperties: false
+    examples: [leave this mode, back to normal chat]
+  - id: shop
+    description: Find products.
+    chip: Shopping
+    arguments:
+      type: object
+      properties:
+        query: {{type: string}}
+        kind: {{type: string, enum: [shoes, phone, other]}}
+        max_price: {{type: number, minimum: 0}}
+      required: [query, kind]
+      additionalProperties: false
+    examples: [find me running shoes, show cheap phones, pick a phone for me, find shoes under 50, buy new sneakers]
+{extract}
+router:
+  skill_tool: switch_mode
+  skill_argument: mode
+  leave_skill_value: none
+  embedded:
+    chat_examples: [hello, thanks a lot, how are you, good night, you are funny, ok]
+"#
+    );
+    turnout::compile::load_texts(&[(PathBuf::from("rules.yaml"), yaml)])
+}
+
+const SHOP_EXTRACT: &str = r#"    extract:
+      kind:
+        choose:
+          - {value: shoes, words: [shoe, sneaker]}
+          - {value: phone, words: [phone, smartphone]}
+        default: other
+      max_price:
+        number:
+          patterns: ['under (?P<number>\d+)\s*(?P<unit>k\b)?']
+          units: {k: 1000}
+      query:
+        text:
+          drop: [find, show, pick, me$, for$, a$]
+          drop_patterns: ['under \d+\s*k?']"#;
+
+#[tokio::test]
+async fn arguments_come_from_the_yaml_and_the_trace_says_which_words_filled_them() {
+    let loaded = extracting_pack(SHOP_EXTRACT);
+    let rs = loaded
+        .ruleset
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let model = EmbeddedModel::new();
+    let d = decide(&rs, &model, &say("find me Nike running shoes under 2k")).await;
+    assert_eq!(tools(&d), ["shop"], "{:#?}", d.trace);
+    assert_eq!(
+        d.calls[0].arguments,
+        json!({"kind": "shoes", "max_price": 2000, "query": "Nike running shoes"})
+    );
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect == "filled shop.kind = \"shoes\"" && s.why.contains("'shoe'")),
+        "{:#?}",
+        d.trace
+    );
+    // Nothing matched: the default.
+    let d = decide(&rs, &model, &say("show me something to buy, cheap")).await;
+    if tools(&d) == ["shop"] {
+        assert_eq!(d.calls[0].arguments["kind"], "other");
+    }
+}
+
+#[test]
+fn a_bad_extraction_is_refused_where_it_is_written() {
+    let bad = SHOP_EXTRACT.replace("{value: phone,", "{value: tablet,");
+    let loaded = extracting_pack(&bad);
+    assert!(loaded.ruleset.is_none());
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "extract-bad-value")
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let at = d.location.as_ref().expect("a location");
+    assert_eq!((at.line, at.column), (28, 21), "{d}");
+    assert!(d.message.contains("\"tablet\""), "{d}");
+    let unknown = SHOP_EXTRACT.replace("      max_price:", "      max_prise:");
+    let loaded = extracting_pack(&unknown);
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "extract-unknown-argument")
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    assert!(
+        d.hint.as_deref().is_some_and(|h| h.contains("max_price")),
+        "{d}"
+    );
+}
+
+/// Copies the shipped rules (without their tests) into a temporary directory, with the
+/// router's timeout set to `timeout_ms`.
+fn rules_copy(timeout_ms: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(root().join("rules")).expect("rules") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let mut text = std::fs::read_to_string(&path).expect("read");
+            if path.file_name().is_some_and(|n| n == "router.yaml") {
+                text = text.replace("timeout_ms: 15000", &format!("timeout_ms: {timeout_ms}"));
+            }
+            let name = path.file_name().expect("name");
+            std::fs::write(dir.path().join(name), text).expect("write");
+        }
+    }
+    dir
+}
+
+fn route(served: &Served, text: &str) -> Value {
+    let (status, d) = served.json(
+        "POST",
+        "/v1/route",
+        &json!({"messages": [{"role": "user", "content": text}]}),
+    );
+    assert_eq!(status, 200, "{d}");
+    d
+}
+
+#[test]
+fn with_a_timeout_shorter_than_training_the_first_request_after_a_reload_is_decided_by_the_trained_model()
+ {
+    // 1 ms: far shorter than training on the pack's examples.
+    let dir = rules_copy(1);
+    let served = Served::start(dir.path(), &["--model", "embedded"]);
+    let timed_out = |d: &Value| {
+        d["trace"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|s| s["effect"] == "model error: timeout"))
+    };
+    let d = route(&served, "Сколько визитов на сайте за неделю");
+    assert!(!timed_out(&d), "{d:#}");
+    assert_eq!(d["calls"][0]["tool"], "site_traffic", "{d:#}");
+    // A change to the rules: the reload trains before the new rules serve (the watcher may
+    // see the change first; either way the version changes).
+    let before = d["rules_version"].clone();
+    let tools = dir.path().join("tools.yaml");
+    let text = std::fs::read_to_string(&tools).expect("read");
+    let text = text.replace(
+        "      - сколько визитов на сайте за неделю\n",
+        "      - сколько визитов на сайте за неделю\n      - сколько человек зашло на сайт\n",
+    );
+    std::fs::write(&tools, text).expect("write");
+    let (status, report) = served.json("POST", "/v1/rules/reload", &json!({}));
+    assert_eq!(status, 200, "{report}");
+    assert_ne!(report["version"], before, "{report}");
+    let d = route(&served, "сколько визитов было на сайте вчера");
+    assert!(!timed_out(&d), "{d:#}");
+    assert_eq!(d["rules_version"], report["version"], "{d:#}");
+    assert_eq!(d["calls"][0]["tool"], "site_traffic", "{d:#}");
+    assert_eq!(d["calls"][0]["arguments"]["period"], "yesterday", "{d:#}");
+}
+
+#[tokio::test]
+async fn training_cut_off_by_a_request_timeout_is_kept_for_the_next_request() {
+    // Rules never prepared (a library user calling decide directly): the first request starts
+    // training and times out; training goes on and the next request uses it.
+    let dir = rules_copy(1);
+    let rs = turnout::compile::load_dir(Path::new(dir.path()))
+        .ruleset
+        .expect("rules");
+    let model = EmbeddedModel::new();
+    let d = decide(&rs, &model, &say("Сколько визитов на сайте за неделю")).await;
+    assert_eq!(d.model_call.and_then(|c| c.error), Some("timeout"));
+    let started = std::time::Instant::now();
+    while !model.is_trained(&rs) {
+        assert!(started.elapsed().as_secs() < 120, "training never finished");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let d = decide(&rs, &model, &say("Сколько визитов на сайте за неделю")).await;
+    assert_eq!(tools(&d), ["site_traffic"], "{:#?}", d.trace);
+}
