@@ -7,8 +7,8 @@
 pub(crate) mod check;
 mod conditions;
 pub(crate) mod events;
-mod index;
 pub mod extract;
+mod index;
 mod lists;
 pub(crate) mod load;
 mod router;
