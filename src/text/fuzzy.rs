@@ -121,6 +121,11 @@ impl FuzzyStems {
         })
     }
 
+    /// The fewest letters a tolerant stem has.
+    pub fn min_letters(&self) -> usize {
+        self.min_letters
+    }
+
     /// Calls `f` for each tolerant stem one edit away from a prefix of the word at the start of
     /// `text`.
     pub fn walk(&self, text: &str, mut f: impl FnMut(FuzzyHit)) {

@@ -298,10 +298,14 @@ impl Scanner {
         }
         if self.at_word_starts.is_some() || self.fuzzy.is_some() {
             each_word_start(text, |i| {
+                // The longest stem found exactly here: a word a list knows is not read as a typo
+                // of another.
+                let mut known = 0;
                 if let Some(a) = &self.at_word_starts {
                     // Where the word starting here ends: a stem hit inside it needs no scan.
                     let word_end = i + phrase::word_len(&text[i..]);
                     let mut found = |end: usize, stem: usize| {
+                        known = known.max(end - i);
                         // The rest of the word is the same for every phrase of this stem.
                         let rest = if end <= word_end {
                             word_end - end
@@ -330,7 +334,16 @@ impl Scanner {
                         Anchor::Nfa(n) => walk(n, text, i, &mut found),
                     }
                 }
-                if let Some(fz) = &self.fuzzy {
+                // Known: an exact stem of typo length covers all but an ending of two letters.
+                let is_known = |fz: &super::fuzzy::FuzzyStems| {
+                    let word = phrase::word_len(&text[i..]);
+                    known <= word
+                        && text[i..i + known].chars().count() >= fz.min_letters()
+                        && text[i + known..i + word].chars().count() <= 2
+                };
+                if let Some(fz) = &self.fuzzy
+                    && !is_known(fz)
+                {
                     fz.walk(&text[i..], |h| {
                         for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
                             let p = &self.phrases[pid as usize];
@@ -652,6 +665,22 @@ mod tests {
             "the first letter must be right"
         );
         assert!(s.scan("cafe").get(0).is_none(), "four letters: exact only");
+    }
+
+    #[test]
+    fn a_word_a_list_knows_is_not_a_typo_of_another() {
+        let typos = ListOptions {
+            typos_from: Some(5),
+            ..ListOptions::default()
+        };
+        let s = scanner(&[
+            (words(&["dollar"]), typos),
+            (words(&["dollas"]), ListOptions::default()),
+        ]);
+        // One letter off "dollar", but "dollas" is a word the second list knows.
+        assert!(s.scan("dollor").get(0).is_some());
+        let hits = s.scan("dollas");
+        assert!(hits.get(1).is_some() && hits.get(0).is_none());
     }
 
     #[test]
