@@ -14,15 +14,10 @@ use fst::raw::{Fst, Node, Output};
 /// among the commonest typos in the pack's language.)
 const EXACT_LETTERS: usize = 1;
 
-use super::is_word;
-
 /// The byte lengths of the prefixes of `text` (within its first word) that are one edit away
 /// from `stem`, longest first.
 pub(super) fn prefix_lengths(stem: &str, text: &str) -> impl Iterator<Item = usize> {
-    let word: &str = &text[..text
-        .char_indices()
-        .find(|&(_, c)| !is_word(c))
-        .map_or(text.len(), |(i, _)| i)];
+    let word = &text[..super::word_len(text)];
     let n = stem.chars().count();
     let mut ends: Vec<usize> = word
         .char_indices()
@@ -126,11 +121,9 @@ impl FuzzyStems {
         self.min_letters
     }
 
-    /// Calls `f` for each tolerant stem one edit away from a prefix of the word at the start of
-    /// `text`.
-    pub fn walk(&self, text: &str, mut f: impl FnMut(FuzzyHit)) {
-        let word_end = super::word_len(text);
-        let word = &text[..word_end];
+    /// Calls `f` for each tolerant stem one edit away from a prefix of `word` (one word, from
+    /// its start to its end).
+    pub fn walk(&self, word: &str, mut f: impl FnMut(FuzzyHit)) {
         // One letter may be missing from the word, no more.
         if word.chars().count() + 1 < self.min_letters {
             return;

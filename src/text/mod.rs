@@ -106,7 +106,8 @@ pub struct Hit {
 }
 
 impl Hit {
-    /// The span in characters (the same in the original and the normalised text).
+    /// The span in characters of the normalised text: the original's too when normalisation
+    /// kept characters one for one ([`Normalized::char_span`] maps it back otherwise).
     pub fn char_span(&self, normalized: &str) -> (usize, usize) {
         let start = normalized[..self.start].chars().count();
         let len = normalized[self.start..self.end].chars().count();

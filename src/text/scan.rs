@@ -301,9 +301,9 @@ impl Scanner {
                 // The longest stem found exactly here: a word a list knows is not read as a typo
                 // of another.
                 let mut known = 0;
+                // Where the word starting here ends: a stem hit inside it needs no scan.
+                let word_end = i + phrase::word_len(&text[i..]);
                 if let Some(a) = &self.at_word_starts {
-                    // Where the word starting here ends: a stem hit inside it needs no scan.
-                    let word_end = i + phrase::word_len(&text[i..]);
                     let mut found = |end: usize, stem: usize| {
                         known = known.max(end - i);
                         // The rest of the word is the same for every phrase of this stem.
@@ -336,15 +336,14 @@ impl Scanner {
                 }
                 // Known: an exact stem of typo length covers all but an ending of two letters.
                 let is_known = |fz: &super::fuzzy::FuzzyStems| {
-                    let word = phrase::word_len(&text[i..]);
-                    known <= word
+                    i + known <= word_end
                         && text[i..i + known].chars().count() >= fz.min_letters()
-                        && text[i + known..i + word].chars().count() <= 2
+                        && text[i + known..word_end].chars().count() <= 2
                 };
                 if let Some(fz) = &self.fuzzy
                     && !is_known(fz)
                 {
-                    fz.walk(&text[i..], |h| {
+                    fz.walk(&text[i..word_end], |h| {
                         for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
                             let p = &self.phrases[pid as usize];
                             if let Some(e) = phrase::match_rest(text, i, p, 0, h.len, true) {
@@ -356,9 +355,8 @@ impl Scanner {
                 false
             });
         }
-        let anchored = candidates.iter().map(|&(k, from)| (k, from));
         let unanchored = self.unanchored.iter().map(|&k| (k, 0));
-        for (k, mut from) in anchored.chain(unanchored) {
+        for (k, mut from) in candidates.into_iter().chain(unanchored) {
             while !text.is_char_boundary(from) {
                 from -= 1;
             }
