@@ -111,7 +111,7 @@ impl<'a> Run<'a> {
                 chars: req.user_message().map_or(0, |m| m.chars().count()),
                 skill,
                 probe: None,
-                hits: rs.scanner.scan(&normalized.text),
+                hits: rs.scanner.scan_normalized(normalized),
             },
             calls: Vec::new(),
             model_called: false,

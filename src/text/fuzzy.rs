@@ -1,14 +1,21 @@
 //! Typo tolerance: a stem matches a word that differs from it by one letter (wrong, missing,
 //! extra, or two neighbours swapped). The first letter must be right: people rarely get it
-//! wrong, and it keeps the search short and unrelated words apart.
+//! wrong, and it keeps unrelated words apart.
 //!
-//! For the first words of entries, every tolerant stem of every list is in one `fst` map (a
-//! compact trie); at a word start the message is walked through it once, spending the single
-//! edit where the trie and the text disagree. The cost depends on the word, not on how many
-//! stems there are. Later words of a phrase are compared one to one, with [`prefix_lengths`].
+//! For the first words of entries, every tolerant stem of every list is written out as the
+//! regular expression of its one-edit variants, and all of them are searched together by one
+//! lazily built DFA (`regex-automata`'s hybrid engine): at a word start the word is read once,
+//! one transition a byte, whatever the number of stems. Later words of a phrase are compared
+//! one to one, with [`prefix_lengths`].
 
-use fst::raw::{Fst, Node, Output};
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::Arc;
 
+use regex_automata::hybrid::dfa::{Cache, DFA, OverlappingState};
+use regex_automata::nfa::thompson;
+use regex_automata::util::pool::Pool;
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input, MatchKind};
 /// How many letters at the start of a word must be right: typos there are rare, and requiring
 /// it keeps the walk short. (Not two: one vowel written for another in the second letter is
 /// among the commonest typos in the pack's language.)
@@ -57,22 +64,28 @@ pub(super) fn one_edit(a: &str, b: &str) -> bool {
     }
 }
 
-/// The tolerant first stems of all lists, as an `fst` map from stem to an index.
+/// How much memory the lazy DFA may keep per thread before it starts again; a pack's stems
+/// need a fraction of it. If the variants need more, the next size is tried.
+const CACHE_BYTES: [usize; 3] = [2 << 20, 16 << 20, 64 << 20];
+
+type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
+
+/// The tolerant first stems of all lists, searched together.
 #[derive(Clone)]
 pub(super) struct FuzzyStems {
-    fst: std::sync::Arc<Fst<Vec<u8>>>,
+    dfa: Arc<DFA>,
+    /// One search cache per thread (the lazy DFA fills it as it meets new states).
+    caches: Arc<Pool<Cache, CacheFn>>,
+    /// The stems, by pattern, and the index each was given.
+    stems: Vec<(String, usize)>,
     /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
     min_letters: usize,
-    /// (first letter, second or third letter) of every stem, sorted: with one edit after the
-    /// first letter, a word's second or third letter is one of its stem's second and third.
-    /// Most words fail this test and cost no walk.
-    pairs: Vec<(char, char)>,
 }
 
 impl std::fmt::Debug for FuzzyStems {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FuzzyStems")
-            .field("stems", &self.fst.len())
+            .field("stems", &self.stems.len())
             .finish()
     }
 }
@@ -84,36 +97,61 @@ pub(super) struct FuzzyHit {
     pub len: usize,
 }
 
+/// Why the typo automaton could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("the typo-tolerant stems could not be compiled: {0}")]
+pub(super) struct FuzzyError(String);
+
 impl FuzzyStems {
-    /// Builds the map from `(stem, index)` pairs; stems must be distinct.
-    pub fn new(mut stems: Vec<(String, usize)>) -> Result<Self, fst::Error> {
-        stems.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    /// Builds the automaton from `(stem, index)` pairs; stems must be distinct.
+    pub fn new(stems: Vec<(String, usize)>) -> Result<Self, FuzzyError> {
         let min_letters = stems
             .iter()
             .map(|(s, _)| s.chars().count())
             .min()
             .unwrap_or(0);
-        let mut pairs: Vec<(char, char)> = stems
+        // A wrong or extra letter is any character of the 128-code-point blocks the stems are
+        // written in (a word of the message only has word characters to offer).
+        let mut blocks: Vec<u32> = stems
             .iter()
-            .flat_map(|(s, _)| {
-                let mut c = s.chars();
-                let first = c.next();
-                let rest: Vec<char> = c.take(2).collect();
-                rest.into_iter().filter_map(move |r| Some((first?, r)))
-            })
+            .flat_map(|(s, _)| s.chars())
+            .map(|c| c as u32 >> 7)
             .collect();
-        pairs.sort_unstable();
-        pairs.dedup();
-        let mut builder = fst::MapBuilder::memory();
-        for (stem, idx) in &stems {
-            builder.insert(stem, *idx as u64)?;
+        blocks.sort_unstable();
+        blocks.dedup();
+        let class: String = blocks
+            .iter()
+            .map(|b| format!("\\x{{{:X}}}-\\x{{{:X}}}", b << 7, (b << 7) | 0x7F))
+            .collect();
+        let class = format!("[{class}]");
+        let patterns: Vec<String> = stems.iter().map(|(s, _)| variants(s, &class)).collect();
+        let mut last = None;
+        for bytes in CACHE_BYTES {
+            let built = DFA::builder()
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::All)
+                        .cache_capacity(bytes),
+                )
+                .syntax(syntax::Config::new().unicode(true).utf8(true))
+                .thompson(thompson::Config::new().shrink(false))
+                .build_many(&patterns);
+            match built {
+                Ok(dfa) => {
+                    let dfa = Arc::new(dfa);
+                    let for_pool = Arc::clone(&dfa);
+                    let create: CacheFn = Box::new(move || for_pool.create_cache());
+                    return Ok(Self {
+                        dfa,
+                        caches: Arc::new(Pool::new(create)),
+                        stems,
+                        min_letters,
+                    });
+                }
+                Err(e) => last = Some(e.to_string()),
+            }
         }
-        let fst = Fst::new(builder.into_inner()?)?;
-        Ok(Self {
-            fst: std::sync::Arc::new(fst),
-            min_letters,
-            pairs,
-        })
+        Err(FuzzyError(last.unwrap_or_default()))
     }
 
     /// The fewest letters a tolerant stem has.
@@ -128,149 +166,85 @@ impl FuzzyStems {
         if word.chars().count() + 1 < self.min_letters {
             return;
         }
-        let mut letters = word.chars();
-        let (Some(a), b, c) = (letters.next(), letters.next(), letters.next()) else {
-            return;
-        };
-        let paired = |x: Option<char>| x.is_some_and(|x| self.pairs.binary_search(&(a, x)).is_ok());
-        if !paired(b) && !paired(c) {
-            return;
-        }
-        // The first letters are read exactly: a walk that leaves the trie there costs nothing.
-        let exact: usize = word.chars().take(EXACT_LETTERS).map(char::len_utf8).sum();
-        let fst = &self.fst;
-        let mut node = fst.root();
-        let mut out = Output::zero();
-        for &b in &word.as_bytes()[..exact] {
-            let Some(i) = node.find_input(b) else {
+        let mut cache = self.caches.get();
+        let input = Input::new(word).anchored(Anchored::Yes);
+        let mut state = OverlappingState::start();
+        // The search cannot give up: no clear count is set, so the cache starts again instead.
+        while self
+            .dfa
+            .try_search_overlapping_fwd(&mut cache, &input, &mut state)
+            .is_ok()
+        {
+            let Some(m) = state.get_match() else { return };
+            let Some((stem, index)) = self.stems.get(m.pattern().as_usize()) else {
                 return;
             };
-            let t = node.transition(i);
-            out = out.cat(t.out);
-            node = fst.node(t.addr);
-        }
-        let mut walker = Walker {
-            fst,
-            text: word,
-            f: &mut f,
-        };
-        walker.step(node, out, exact, false);
-    }
-}
-
-struct Walker<'a, F> {
-    fst: &'a Fst<Vec<u8>>,
-    /// The word being matched.
-    text: &'a str,
-    f: &'a mut F,
-}
-
-impl<'a, F: FnMut(FuzzyHit)> Walker<'a, F> {
-    /// At `node` having read `text[..pos]`; `edited`: the one edit is spent.
-    fn step(&mut self, node: Node<'a>, out: Output, pos: usize, edited: bool) {
-        if edited {
-            self.exact_rest(node, out, pos);
-            return;
-        }
-        let rest = &self.text[pos..];
-        let next = rest.chars().next();
-        if let Some(c) = next
-            && let Some((n, o)) = self.follow(node, out, c)
-        {
-            self.step(n, o, pos + c.len_utf8(), false);
-        }
-        // An extra letter in the text: skip it.
-        if let Some(c) = next {
-            self.step(node, out, pos + c.len_utf8(), true);
-        }
-        // A letter missing from the text, or a wrong one: every letter the trie has here.
-        let skip = next.map(char::len_utf8);
-        self.each_letter(node, out, 0, &mut |w, n, o| {
-            w.step(n, o, pos, true);
-            if let Some(len) = skip {
-                w.step(n, o, pos + len, true);
-            }
-        });
-        // Two neighbours swapped.
-        let mut chars = rest.chars();
-        if let (Some(a), Some(b)) = (chars.next(), chars.next())
-            && a != b
-            && let Some((n, o)) = self.follow(node, out, b)
-            && let Some((n, o)) = self.follow(n, o, a)
-        {
-            self.step(n, o, pos + a.len_utf8() + b.len_utf8(), true);
-        }
-    }
-
-    /// The edit is spent: reads the rest of the word exactly, reporting every stem that ends.
-    fn exact_rest(&mut self, mut node: Node<'a>, mut out: Output, mut pos: usize) {
-        let bytes = self.text.as_bytes();
-        loop {
-            if node.is_final() {
-                (self.f)(FuzzyHit {
-                    stem: usize::try_from(out.cat(node.final_output()).value())
-                        .unwrap_or(usize::MAX),
-                    len: pos,
+            // A variant may spell the stem itself (a letter "replaced" by itself): not a typo.
+            if word.get(..m.offset()).is_some_and(|p| one_edit(stem, p)) {
+                f(FuzzyHit {
+                    stem: *index,
+                    len: m.offset(),
                 });
             }
-            let Some(&lead) = bytes.get(pos) else {
-                return;
-            };
-            let end = pos + usize::from(utf8_len(lead));
-            for &b in bytes.get(pos..end).unwrap_or_default() {
-                let Some(i) = node.find_input(b) else {
-                    return;
-                };
-                let t = node.transition(i);
-                out = out.cat(t.out);
-                node = self.fst.node(t.addr);
-            }
-            pos = end;
-        }
-    }
-
-    fn follow(&self, mut node: Node<'a>, mut out: Output, c: char) -> Option<(Node<'a>, Output)> {
-        let mut buf = [0u8; 4];
-        for &b in c.encode_utf8(&mut buf).as_bytes() {
-            let t = node.transition(node.find_input(b)?);
-            out = out.cat(t.out);
-            node = self.fst.node(t.addr);
-        }
-        Some((node, out))
-    }
-
-    /// Calls `f` with each node one whole character below `node` (UTF-8 sequences are followed
-    /// to their end).
-    fn each_letter(
-        &mut self,
-        node: Node<'a>,
-        out: Output,
-        remaining: u8,
-        f: &mut impl FnMut(&mut Self, Node<'a>, Output),
-    ) {
-        for t in node.transitions() {
-            let next = self.fst.node(t.addr);
-            let o = out.cat(t.out);
-            let left = if remaining == 0 {
-                utf8_len(t.inp) - 1
-            } else {
-                remaining - 1
-            };
-            if left == 0 {
-                f(self, next, o);
-            } else {
-                self.each_letter(next, o, left, f);
-            }
         }
     }
 }
 
-/// The length of the UTF-8 sequence a lead byte starts (1 for ASCII).
-fn utf8_len(lead: u8) -> u8 {
-    match lead {
-        0xF0.. => 4,
-        0xE0.. => 3,
-        0xC0.. => 2,
-        _ => 1,
+/// The regular expression of every prefix one edit away from `stem` (first letter kept):
+/// a letter replaced, added or dropped, or two neighbours swapped. `letter` is the class a
+/// replaced or added letter belongs to.
+fn variants(stem: &str, letter: &str) -> String {
+    let c: Vec<char> = stem.chars().collect();
+    let lit = |part: &[char]| regex_syntax::escape(&part.iter().collect::<String>());
+    let n = c.len();
+    let mut alternatives = Vec::with_capacity(4 * n);
+    for i in EXACT_LETTERS..n {
+        let (before, at, after) = (lit(&c[..i]), lit(&c[i..]), lit(&c[i + 1..]));
+        alternatives.push(format!("{before}{letter}{after}"));
+        alternatives.push(format!("{before}{letter}{at}"));
+        alternatives.push(format!("{before}{after}"));
+        if i + 1 < n {
+            let swapped = lit(&[c[i + 1], c[i]]);
+            alternatives.push(format!("{before}{swapped}{}", lit(&c[i + 2..])));
+        }
+    }
+    format!("(?:{})", alternatives.join("|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(stems: &FuzzyStems, word: &str) -> Vec<(usize, usize)> {
+        let mut hits = Vec::new();
+        stems.walk(word, |h| hits.push((h.stem, h.len)));
+        hits
+    }
+
+    #[test]
+    fn one_edit_after_the_first_letter_matches_and_the_stem_itself_does_not() {
+        let stems =
+            FuzzyStems::new(vec![("calendar".into(), 7), ("price".into(), 9)]).expect("builds");
+        assert_eq!(found(&stems, "calender"), [(7, 8)]);
+        assert_eq!(found(&stems, "calndars"), [(7, 7)]);
+        assert_eq!(found(&stems, "caelndar"), [(7, 8)]);
+        assert_eq!(found(&stems, "callendar"), [(7, 9)]);
+        assert_eq!(found(&stems, "prise"), [(9, 5)]);
+        // The first letter is not forgiven, two edits are too many.
+        assert!(found(&stems, "kalendar").is_empty());
+        assert!(found(&stems, "calnder").is_empty());
+        // The stem itself is not a typo; its prefix one letter short is (the scanner reads a
+        // word a list knows exactly before it looks for typos).
+        assert_eq!(found(&stems, "calendars"), [(7, 7)]);
+    }
+
+    #[test]
+    fn the_prefix_before_the_walk_agrees_with_one_edit() {
+        assert!(one_edit("price", "prise"));
+        assert!(!one_edit("price", "price"));
+        assert_eq!(
+            prefix_lengths("price", "prise-list").collect::<Vec<_>>(),
+            [5]
+        );
     }
 }

@@ -77,6 +77,18 @@ fn each_word_start(text: &str, mut f: impl FnMut(usize) -> bool) -> bool {
     false
 }
 
+/// The byte span (start, end) of every word of `text`, in order.
+pub(crate) fn word_spans(text: &str) -> Vec<(u32, u32)> {
+    let mut spans = Vec::new();
+    each_word_start(text, |i| {
+        let end = i + word_len(&text[i..]);
+        let at = |k: usize| u32::try_from(k).unwrap_or(u32::MAX);
+        spans.push((at(i), at(end)));
+        false
+    });
+    spans
+}
+
 /// Length in bytes of the run of word characters at the start of `text`.
 fn word_len(text: &str) -> usize {
     let table = word_table();

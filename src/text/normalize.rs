@@ -40,6 +40,9 @@ pub struct Normalizer {
     folds: Vec<(char, char)>,
     /// The normalised form of every code point below `TABLE_LEN`.
     table: Box<[char; TABLE_LEN]>,
+    /// Whether each code point below `TABLE_LEN` is a mark or an invisible character the
+    /// options ask to handle.
+    special: Box<[bool; TABLE_LEN]>,
     options: NormalizerOptions,
 }
 
@@ -58,6 +61,9 @@ pub struct Normalized {
     origin: Option<Vec<u32>>,
     /// Byte offsets in `text` of letters read through a look-alike of another script.
     folded: Vec<usize>,
+    /// The byte span of every word of `text`, in order (found while normalising, so the
+    /// scanner does not look for word boundaries again).
+    words: Vec<(u32, u32)>,
 }
 
 impl Normalized {
@@ -72,6 +78,11 @@ impl Normalized {
                 (at(s), at(e))
             }
         }
+    }
+
+    /// The byte span (start, end) of every word of `text`, in order.
+    pub fn words(&self) -> &[(u32, u32)] {
+        &self.words
     }
 
     /// Whether a letter in `start..end` was read through a look-alike of another script.
@@ -96,9 +107,17 @@ impl Normalizer {
         for (u, slot) in (0u32..).zip(table.iter_mut()) {
             *slot = char::from_u32(u).map_or('\u{FFFD}', |c| slow_fold(&folds, c));
         }
+        let mut special = Box::new([false; TABLE_LEN]);
+        for (u, slot) in (0u32..).zip(special.iter_mut()) {
+            *slot = char::from_u32(u).is_some_and(|c| {
+                (options.compose && is_mark(c))
+                    || (options.strip_invisible && invisible(c).is_some())
+            });
+        }
         Self {
             folds,
             table,
+            special,
             options,
         }
     }
@@ -110,19 +129,14 @@ impl Normalizer {
 
     /// The normalised text, with where each character came from.
     pub fn normalize_mapped(&self, text: &str) -> Normalized {
-        if text.is_ascii() {
+        if let Some((text, words)) = self.fold_all(text) {
             return Normalized {
-                text: text.to_ascii_lowercase(),
+                text,
+                words,
                 ..Normalized::default()
             };
         }
         let o = &self.options;
-        if !self.needs_more_than_folds(text) {
-            return Normalized {
-                text: self.fold_all(text),
-                ..Normalized::default()
-            };
-        }
         let mut chars: Vec<char> = Vec::with_capacity(text.len());
         let mut origin: Vec<u32> = Vec::new();
         let mut shifted = false;
@@ -179,6 +193,7 @@ impl Normalizer {
             bytes
         };
         Normalized {
+            words: super::word_spans(&text),
             text,
             origin: shifted.then_some(origin),
             folded,
@@ -204,52 +219,73 @@ impl Normalizer {
         out
     }
 
-    /// Whether `text` has anything the options change: a combining mark, an invisible
-    /// character, or letters of two scripts. Most messages have none, and then lower case and
-    /// folds are all there is to do.
-    fn needs_more_than_folds(&self, text: &str) -> bool {
-        let o = &self.options;
-        if !o.compose && !o.strip_invisible && o.look_alikes.is_empty() {
-            return false;
-        }
-        let (mut ascii_letters, mut other_letters) = (false, false);
-        for c in text.chars() {
-            if c.is_ascii() {
-                ascii_letters |= c.is_ascii_alphabetic();
-                continue;
-            }
-            if (o.compose && is_mark(c)) || (o.strip_invisible && invisible(c).is_some()) {
-                return true;
-            }
-            other_letters |= super::is_word(c);
-        }
-        !o.look_alikes.is_empty() && ascii_letters && other_letters
-    }
-
-    /// Lower case and folds, character for character.
-    fn fold_all(&self, text: &str) -> String {
+    /// Lower case and folds, character for character; `None` when `text` has anything the
+    /// options change: a combining mark, an invisible character, or a word with letters of
+    /// two Unicode blocks (a look-alike may hide in it). Most messages have none of these (a
+    /// Latin brand name among Cyrillic words is not one), and then this one pass is all.
+    fn fold_all(&self, text: &str) -> Option<(String, Vec<(u32, u32)>)> {
+        let look_alikes = !self.options.look_alikes.is_empty();
+        let table = super::word_table();
         let bytes = text.as_bytes();
         let mut out = String::with_capacity(text.len() + 8);
+        let mut words: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 6 + 1);
+        // Where the current word started in `out`, and the block of its first letter.
+        let mut word_start: Option<usize> = None;
+        let mut block: Option<u32> = None;
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
-            if b < 0x80 {
-                out.push(char::from(b.to_ascii_lowercase()));
-                i += 1;
+            let (c, len) = if b < 0x80 {
+                (char::from(b.to_ascii_lowercase()), 1)
             } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
                 // A two-byte sequence (valid, since `text` is a str): a code point below
-                // 0x800, so always inside the table.
+                // 0x800, so always inside the tables.
                 let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
-                out.push(self.table[code]);
-                i += 2;
+                if self.special[code] {
+                    return None;
+                }
+                (self.table[code], 2)
             } else {
-                let Some(c) = text[i..].chars().next() else {
-                    break;
-                };
-                out.push(self.fold(c));
-                i += c.len_utf8();
+                let c = text[i..].chars().next()?;
+                if self.is_special(c) {
+                    return None;
+                }
+                (self.fold(c), c.len_utf8())
+            };
+            let code = c as u32;
+            let word = table
+                .get(code as usize)
+                .copied()
+                .unwrap_or_else(|| super::is_word(c));
+            if !word {
+                block = None;
+                if let Some(start) = word_start.take() {
+                    words.push((offset(start), offset(out.len())));
+                }
+            } else if word_start.is_none() {
+                word_start = Some(out.len());
             }
+            if word && look_alikes && (code >= 0x80 || c.is_ascii_alphabetic()) {
+                let here = code >> 7;
+                match block {
+                    None => block = Some(here),
+                    Some(first) if first != here => return None,
+                    Some(_) => {}
+                }
+            }
+            out.push(c);
+            i += len;
         }
-        out
+        if let Some(start) = word_start {
+            words.push((offset(start), offset(out.len())));
+        }
+        Some((out, words))
+    }
+
+    /// Whether `c` is something the options remove or compose.
+    fn is_special(&self, c: char) -> bool {
+        (self.options.compose && is_mark(c))
+            || (self.options.strip_invisible && invisible(c).is_some())
     }
 
     fn fold(&self, c: char) -> char {

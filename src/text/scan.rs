@@ -261,7 +261,7 @@ impl Scanner {
 
     /// Calls `f` with every match of every entry in `text` (normalised by the same
     /// [`Normalizer`]), in no particular order; negation is not applied.
-    fn each_hit(&self, text: &str, mut f: impl FnMut(ListHit)) {
+    fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
         let mut emit = |pid: u32, start: usize, end: usize, typo: bool| {
             let (list, entry) = self.owner[pid as usize];
             f(ListHit {
@@ -297,12 +297,11 @@ impl Scanner {
             }
         }
         if self.at_word_starts.is_some() || self.fuzzy.is_some() {
-            each_word_start(text, |i| {
+            for &(i, word_end) in words {
+                let (i, word_end) = (i as usize, word_end as usize);
                 // The longest stem found exactly here: a word a list knows is not read as a typo
                 // of another.
                 let mut known = 0;
-                // Where the word starting here ends: a stem hit inside it needs no scan.
-                let word_end = i + phrase::word_len(&text[i..]);
                 if let Some(a) = &self.at_word_starts {
                     let mut found = |end: usize, stem: usize| {
                         known = known.max(end - i);
@@ -352,8 +351,7 @@ impl Scanner {
                         }
                     });
                 }
-                false
-            });
+            }
         }
         let unanchored = self.unanchored.iter().map(|&k| (k, 0));
         for (k, mut from) in candidates.into_iter().chain(unanchored) {
@@ -378,8 +376,18 @@ impl Scanner {
     /// What `text` (normalised by the same [`Normalizer`]) matches: each list's first hit, a
     /// hit preceded by its list's negation left out.
     pub fn scan(&self, text: &str) -> Hits {
+        self.scan_words(text, &super::word_spans(text))
+    }
+
+    /// [`scan`](Self::scan) of a normalised message, whose words were found as it was
+    /// normalised.
+    pub fn scan_normalized(&self, normalized: &super::Normalized) -> Hits {
+        self.scan_words(&normalized.text, normalized.words())
+    }
+
+    fn scan_words(&self, text: &str, words: &[(u32, u32)]) -> Hits {
         let mut all: Vec<ListHit> = Vec::new();
-        self.each_hit(text, |h| all.push(h));
+        self.each_hit(text, words, |h| all.push(h));
         if all.is_empty() {
             return Hits::default();
         }
@@ -418,7 +426,9 @@ impl Scanner {
     /// Calls `seen(list, entry)` for every entry that occurs anywhere in `text`, negated or
     /// not (test coverage; the decision path uses [`scan`](Self::scan)).
     pub fn each_entry_in(&self, text: &str, mut seen: impl FnMut(usize, usize)) {
-        self.each_hit(text, |h| seen(h.list as usize, h.hit.entry));
+        self.each_hit(text, &super::word_spans(text), |h| {
+            seen(h.list as usize, h.hit.entry)
+        });
     }
 }
 
