@@ -204,7 +204,7 @@ impl Compiler<'_> {
         let mut patterns = Vec::with_capacity(l.patterns.len());
         for (j, pat) in l.patterns.iter().enumerate() {
             let p = format!("/word_lists/{i}/patterns/{j}");
-            let compiled = WordMatcher::compile_pattern(pat);
+            let compiled = crate::text::compile_list_pattern(pat);
             if let Err(e) = &compiled {
                 let code = match e {
                     crate::text::EntryError::MatchesEmpty => "matches-empty",
@@ -320,6 +320,7 @@ impl Compiler<'_> {
             .map(|l| ListSpec {
                 words: &l.entries[..l.words],
                 patterns: &l.patterns,
+                sources: &l.entries[l.words..],
                 options: &l.options,
             })
             .collect();

@@ -18,6 +18,7 @@ pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner, WordMatcher};
 
 use regex::{Regex, RegexBuilder};
+pub use regex_automata::meta::Regex as MetaRegex;
 
 /// How many other words a `…` in a `words` entry allows when the list does not say.
 pub const DEFAULT_GAP: usize = 2;
@@ -184,6 +185,33 @@ pub fn compile_pattern(pattern: &str) -> Result<Regex, EntryError> {
         return Err(EntryError::MatchesEmpty);
     }
     Ok(re)
+}
+
+/// Compiles one word-list `patterns` entry, with the same limits and messages as
+/// [`compile_pattern`], for the scanner: it runs a pattern anchored where one of its prefixes
+/// was found, which the `regex` crate's API cannot ask for.
+pub fn compile_list_pattern(pattern: &str) -> Result<MetaRegex, EntryError> {
+    let built = (pattern.len() <= MAX_PATTERN_LEN)
+        .then(|| {
+            MetaRegex::builder()
+                .configure(
+                    MetaRegex::config()
+                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                        .hybrid_cache_capacity(REGEX_SIZE_LIMIT),
+                )
+                .syntax(regex_automata::util::syntax::Config::new().nest_limit(64))
+                .build(pattern)
+                .ok()
+        })
+        .flatten();
+    match built {
+        Some(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
+        Some(re) => Ok(re),
+        // The `regex` crate's message for what went wrong (the one users know).
+        None => Err(compile_pattern(pattern)
+            .err()
+            .unwrap_or_else(|| EntryError::Regex("the pattern cannot be compiled".into()))),
+    }
 }
 
 fn regex_message(e: &regex::Error) -> String {

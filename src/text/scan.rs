@@ -13,11 +13,11 @@ use std::collections::HashMap;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::contiguous;
 use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
-use regex::Regex;
+use regex_automata::Input;
 
 use super::fuzzy::FuzzyStems;
 use super::phrase::{self, Phrase, parse_phrase};
-use super::{Hit, Normalizer, each_word_start, is_word};
+use super::{Hit, MetaRegex, Normalizer, each_word_start, is_word};
 
 /// Up to this many distinct first stems, the anchored automaton is a DFA (fastest); above it a
 /// contiguous NFA (the DFA's memory grows with stems × alphabet).
@@ -39,7 +39,9 @@ pub struct ListOptions {
 #[derive(Debug, Clone, Copy)]
 pub struct ListSpec<'a> {
     pub words: &'a [String],
-    pub patterns: &'a [Option<Regex>],
+    pub patterns: &'a [Option<MetaRegex>],
+    /// The patterns as written (same order).
+    pub sources: &'a [String],
     pub options: &'a ListOptions,
 }
 
@@ -57,7 +59,7 @@ enum Anchor {
 
 #[derive(Debug, Clone)]
 struct Pattern {
-    re: Regex,
+    re: MetaRegex,
     list: u32,
     entry: u32,
 }
@@ -68,9 +70,10 @@ pub struct Scanner {
     phrases: Vec<Phrase>,
     /// (list, entry) of each phrase.
     owner: Vec<(u32, u32)>,
-    /// First stems starting with a word character, and the phrases each starts.
+    /// First stems starting with a word character, and the prefixes of patterns that start
+    /// at a word boundary with a word character; the phrases and patterns each starts.
     at_word_starts: Option<Anchor>,
-    word_heads: Vec<Vec<u32>>,
+    word_heads: Vec<Vec<Target>>,
     /// Typo-tolerant first stems, and the phrases each starts.
     fuzzy: Option<FuzzyStems>,
     fuzzy_heads: Vec<Vec<u32>>,
@@ -173,7 +176,7 @@ impl Scanner {
                 if first.chars().next().is_some_and(is_word) {
                     let next = word_firsts.len();
                     let k = *word_firsts.entry(first.clone()).or_insert(next);
-                    push_at(&mut s.word_heads, k, pid);
+                    push_at(&mut s.word_heads, k, Target::Phrase(pid));
                     if p.words[0].fuzzy {
                         let next = fuzzy_firsts.len();
                         let k = *fuzzy_firsts.entry(first).or_insert(next);
@@ -189,7 +192,18 @@ impl Scanner {
             for (e, re) in spec.patterns.iter().enumerate() {
                 let Some(re) = re else { continue };
                 let k = u32::try_from(s.patterns.len()).unwrap_or(u32::MAX);
-                match literal_prefixes(re.as_str()) {
+                let source = spec.sources.get(e).map_or("", String::as_str);
+                match literal_prefixes(source) {
+                    // A pattern that starts with `\b` and a word character can only match at a
+                    // word start: its prefixes are looked for where the stems are.
+                    Some(prefixes) if source.starts_with("\\b") && at_word_start(&prefixes) => {
+                        for prefix in prefixes {
+                            let prefix = String::from_utf8(prefix).unwrap_or_default();
+                            let next = word_firsts.len();
+                            let i = *word_firsts.entry(prefix).or_insert(next);
+                            push_at(&mut s.word_heads, i, Target::Pattern(k));
+                        }
+                    }
                     Some(prefixes) => {
                         for prefix in prefixes {
                             let i = key_index(&mut any_firsts, &mut any_keys, prefix);
@@ -262,8 +276,14 @@ impl Scanner {
     /// Calls `f` with every match of every entry in `text` (normalised by the same
     /// [`Normalizer`]), in no particular order; negation is not applied.
     fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
-        let mut emit = |pid: u32, start: usize, end: usize, typo: bool| {
-            let (list, entry) = self.owner[pid as usize];
+        let mut emit = |who: Target, start: usize, end: usize, typo: bool| {
+            let (list, entry) = match who {
+                Target::Phrase(pid) => self.owner[pid as usize],
+                Target::Pattern(k) => {
+                    let p = &self.patterns[k as usize];
+                    (p.list, p.entry)
+                }
+            };
             f(ListHit {
                 list,
                 hit: Hit {
@@ -276,6 +296,8 @@ impl Scanner {
         };
         // Patterns, by where their first prefix occurs.
         let mut candidates: Vec<(u32, usize)> = Vec::new();
+        // Patterns found at a word start (each is reported once, where it first matches).
+        let mut matched: Vec<u32> = Vec::new();
         if let Some(ac) = &self.anywhere {
             for m in ac.find_overlapping_iter(text) {
                 for t in &self.any_heads[m.pattern().as_usize()] {
@@ -285,7 +307,7 @@ impl Scanner {
                             if let Some(end) =
                                 phrase::match_rest(text, m.start(), p, 0, m.len(), false)
                             {
-                                emit(pid, m.start(), end, false);
+                                emit(Target::Phrase(pid), m.start(), end, false);
                             }
                         }
                         Target::Pattern(k) => match candidates.iter_mut().find(|c| c.0 == k) {
@@ -304,27 +326,44 @@ impl Scanner {
                 let mut known = 0;
                 if let Some(a) = &self.at_word_starts {
                     let mut found = |end: usize, stem: usize| {
-                        known = known.max(end - i);
                         // The rest of the word is the same for every phrase of this stem.
                         let rest = if end <= word_end {
                             word_end - end
                         } else {
                             phrase::word_len(&text[end..])
                         };
-                        for &pid in &self.word_heads[stem] {
+                        for &t in &self.word_heads[stem] {
+                            let pid = match t {
+                                Target::Phrase(pid) => pid,
+                                Target::Pattern(k) => {
+                                    // Tried where its prefix starts a word, until it matches.
+                                    if !matched.contains(&k) {
+                                        let p = &self.patterns[k as usize];
+                                        let at = Input::new(text)
+                                            .range(i..)
+                                            .anchored(regex_automata::Anchored::Yes);
+                                        if let Some(m) = p.re.search(&at) {
+                                            matched.push(k);
+                                            emit(Target::Pattern(k), m.start(), m.end(), false);
+                                        }
+                                    }
+                                    continue;
+                                }
+                            };
+                            known = known.max(end - i);
                             let p = &self.phrases[pid as usize];
                             if let [w] = p.words.as_slice() {
                                 // One word, the common case: only its end is left to check.
                                 let ends_in_word = w.stem.chars().next_back().is_some_and(is_word);
                                 if !ends_in_word {
-                                    emit(pid, i, end, false);
+                                    emit(Target::Phrase(pid), i, end, false);
                                 } else if !(w.whole && rest > 0) {
-                                    emit(pid, i, end + rest, false);
+                                    emit(Target::Phrase(pid), i, end + rest, false);
                                 }
                             } else if let Some(e) =
                                 phrase::match_rest(text, i, p, 0, end - i, false)
                             {
-                                emit(pid, i, e, false);
+                                emit(Target::Phrase(pid), i, e, false);
                             }
                         }
                     };
@@ -346,7 +385,7 @@ impl Scanner {
                         for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
                             let p = &self.phrases[pid as usize];
                             if let Some(e) = phrase::match_rest(text, i, p, 0, h.len, true) {
-                                emit(pid, i, e, true);
+                                emit(Target::Phrase(pid), i, e, true);
                             }
                         }
                     });
@@ -359,16 +398,8 @@ impl Scanner {
                 from -= 1;
             }
             let p = &self.patterns[k as usize];
-            if let Some(m) = p.re.find_at(text, from) {
-                f(ListHit {
-                    list: p.list,
-                    hit: Hit {
-                        entry: p.entry as usize,
-                        start: m.start(),
-                        end: m.end(),
-                        typo: false,
-                    },
-                });
+            if let Some(m) = p.re.search(&Input::new(text).range(from..)) {
+                emit(Target::Pattern(k), m.start(), m.end(), false);
             }
         }
     }
@@ -479,6 +510,16 @@ fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: 
     keys.len() - 1
 }
 
+/// Whether every prefix is text that starts with a word character.
+fn at_word_start(prefixes: &[Vec<u8>]) -> bool {
+    prefixes.iter().all(|p| {
+        std::str::from_utf8(p)
+            .ok()
+            .and_then(|p| p.chars().next())
+            .is_some_and(is_word)
+    })
+}
+
 /// Literal byte strings one of which every match of `pattern` starts with, if there is such a
 /// finite set of non-empty ones.
 fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
@@ -526,9 +567,9 @@ pub struct WordMatcher {
 impl WordMatcher {
     /// Builds the matcher; bad entries are skipped.
     pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
-        let compiled: Vec<Option<Regex>> = patterns
+        let compiled: Vec<Option<MetaRegex>> = patterns
             .iter()
-            .map(|p| super::compile_pattern(p).ok())
+            .map(|p| super::compile_list_pattern(p).ok())
             .collect();
         let options = ListOptions {
             gap: super::DEFAULT_GAP,
@@ -537,6 +578,7 @@ impl WordMatcher {
         let spec = ListSpec {
             words,
             patterns: &compiled,
+            sources: patterns,
             options: &options,
         };
         Self {
@@ -565,7 +607,7 @@ impl WordMatcher {
     }
 
     /// Compiles one `patterns` entry with the size limits for untrusted regexes.
-    pub fn compile_pattern(pattern: &str) -> Result<Regex, super::EntryError> {
+    pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, super::EntryError> {
         super::compile_pattern(pattern)
     }
 
@@ -596,6 +638,7 @@ mod tests {
             .map(|(w, o)| ListSpec {
                 words: w,
                 patterns: &[],
+                sources: &[],
                 options: o,
             })
             .collect();
@@ -693,12 +736,16 @@ mod tests {
 
     #[test]
     fn patterns_run_only_from_their_prefix_and_keep_word_boundaries() {
-        let re = |p: &str| Some(Regex::new(p).expect("valid"));
-        let patterns = vec![re(r"\btop\s*\d+"), re(r"\d+\s*k\b")];
+        let sources = words(&[r"\btop\s*\d+", r"\d+\s*k\b", r"\bto\s+\d+\s*m\b"]);
+        let patterns: Vec<Option<MetaRegex>> = sources
+            .iter()
+            .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
+            .collect();
         let opts = ListOptions::default();
         let spec = ListSpec {
             words: &[],
             patterns: &patterns,
+            sources: &sources,
             options: &opts,
         };
         let s = Scanner::new(&[spec], &Normalizer::default());
@@ -707,5 +754,9 @@ mod tests {
         assert_eq!(&text[h.start..h.end], "top 10");
         assert!(s.scan("desktop 5").get(0).is_none());
         assert_eq!(s.scan("up to 30 k").get(0).map(|h| h.entry), Some(1));
+        // A pattern that starts a word is tried at every start of its prefix until it matches.
+        let text = "to be paid up to 30 m";
+        let h = s.scan(text).get(0).expect("a hit");
+        assert_eq!((&text[h.start..h.end], h.entry), ("to 30 m", 2));
     }
 }
