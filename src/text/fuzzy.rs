@@ -80,6 +80,10 @@ pub(super) struct FuzzyStems {
     stems: Vec<(String, usize)>,
     /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
     min_letters: usize,
+    /// (first letter, second or third letter) of every stem, sorted: with one edit after the
+    /// first letter, a word's second or third letter is one of its stem's second and third.
+    /// Most words fail this test and cost no search.
+    pairs: Vec<(char, char)>,
 }
 
 impl std::fmt::Debug for FuzzyStems {
@@ -110,6 +114,17 @@ impl FuzzyStems {
             .map(|(s, _)| s.chars().count())
             .min()
             .unwrap_or(0);
+        let mut pairs: Vec<(char, char)> = stems
+            .iter()
+            .flat_map(|(s, _)| {
+                let mut c = s.chars();
+                let first = c.next();
+                let rest: Vec<char> = c.take(2).collect();
+                rest.into_iter().filter_map(move |r| Some((first?, r)))
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
         // A wrong or extra letter is any character of the 128-code-point blocks the stems are
         // written in (a word of the message only has word characters to offer).
         let mut blocks: Vec<u32> = stems
@@ -146,6 +161,7 @@ impl FuzzyStems {
                         caches: Arc::new(Pool::new(create)),
                         stems,
                         min_letters,
+                        pairs,
                     });
                 }
                 Err(e) => last = Some(e.to_string()),
@@ -164,6 +180,14 @@ impl FuzzyStems {
     pub fn walk(&self, word: &str, mut f: impl FnMut(FuzzyHit)) {
         // One letter may be missing from the word, no more.
         if word.chars().count() + 1 < self.min_letters {
+            return;
+        }
+        let mut letters = word.chars();
+        let (Some(a), b, c) = (letters.next(), letters.next(), letters.next()) else {
+            return;
+        };
+        let paired = |x: Option<char>| x.is_some_and(|x| self.pairs.binary_search(&(a, x)).is_ok());
+        if !paired(b) && !paired(c) {
             return;
         }
         let mut cache = self.caches.get();

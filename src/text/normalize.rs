@@ -13,6 +13,11 @@ use unicode_normalization::char::{compose, is_combining_mark};
 /// Cyrillic, Armenian, Hebrew, Arabic); above it, by the Unicode tables.
 pub(super) const TABLE_LEN: usize = 0x800;
 
+/// Bits of a [`Normalizer`] table entry above the code point.
+const CODE: u32 = 0x1F_FFFF;
+const WORD: u32 = 1 << 30;
+const SPECIAL: u32 = 1 << 31;
+
 /// What normalisation does beyond lower case and folds.
 #[derive(Debug, Clone, Default)]
 pub struct NormalizerOptions {
@@ -40,9 +45,10 @@ pub struct Normalizer {
     folds: Vec<(char, char)>,
     /// The normalised form of every code point below `TABLE_LEN`.
     table: Box<[char; TABLE_LEN]>,
-    /// Whether each code point below `TABLE_LEN` is a mark or an invisible character the
-    /// options ask to handle.
-    special: Box<[bool; TABLE_LEN]>,
+    /// For each code point below `TABLE_LEN`, what the one-pass fold needs in one read: its
+    /// normalised form (low 21 bits), whether that is a word character ([`WORD`]), and whether
+    /// it is a mark or an invisible character the options ask to handle ([`SPECIAL`]).
+    entries: Box<[u32; TABLE_LEN]>,
     options: NormalizerOptions,
 }
 
@@ -107,17 +113,20 @@ impl Normalizer {
         for (u, slot) in (0u32..).zip(table.iter_mut()) {
             *slot = char::from_u32(u).map_or('\u{FFFD}', |c| slow_fold(&folds, c));
         }
-        let mut special = Box::new([false; TABLE_LEN]);
-        for (u, slot) in (0u32..).zip(special.iter_mut()) {
-            *slot = char::from_u32(u).is_some_and(|c| {
+        let mut entries = Box::new([0u32; TABLE_LEN]);
+        for ((u, slot), &folded) in (0u32..).zip(entries.iter_mut()).zip(table.iter()) {
+            let special = char::from_u32(u).is_some_and(|c| {
                 (options.compose && is_mark(c))
                     || (options.strip_invisible && invisible(c).is_some())
             });
+            *slot = folded as u32
+                | if super::is_word(folded) { WORD } else { 0 }
+                | if special { SPECIAL } else { 0 };
         }
         Self {
             folds,
             table,
-            special,
+            entries,
             options,
         }
     }
@@ -225,9 +234,8 @@ impl Normalizer {
     /// Latin brand name among Cyrillic words is not one), and then this one pass is all.
     fn fold_all(&self, text: &str) -> Option<(String, Vec<(u32, u32)>)> {
         let look_alikes = !self.options.look_alikes.is_empty();
-        let table = super::word_table();
         let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len() + 8);
+        let mut out: Vec<u8> = Vec::with_capacity(text.len() + 8);
         let mut words: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 6 + 1);
         // Where the current word started in `out`, and the block of its first letter.
         let mut word_start: Option<usize> = None;
@@ -235,51 +243,59 @@ impl Normalizer {
         let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
-            let (c, len) = if b < 0x80 {
-                (char::from(b.to_ascii_lowercase()), 1)
+            let (entry, len) = if b < 0x80 {
+                (self.entries[usize::from(b)], 1)
             } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
                 // A two-byte sequence (valid, since `text` is a str): a code point below
-                // 0x800, so always inside the tables.
+                // 0x800, so always inside the table.
                 let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
-                if self.special[code] {
-                    return None;
-                }
-                (self.table[code], 2)
+                (self.entries[code], 2)
             } else {
                 let c = text[i..].chars().next()?;
-                if self.is_special(c) {
-                    return None;
-                }
-                (self.fold(c), c.len_utf8())
+                let folded = self.fold(c);
+                let word = if super::is_word(folded) { WORD } else { 0 };
+                let special = if self.is_special(c) { SPECIAL } else { 0 };
+                (folded as u32 | word | special, c.len_utf8())
             };
-            let code = c as u32;
-            let word = table
-                .get(code as usize)
-                .copied()
-                .unwrap_or_else(|| super::is_word(c));
-            if !word {
+            if entry & SPECIAL != 0 {
+                return None;
+            }
+            let code = entry & CODE;
+            if entry & WORD == 0 {
                 block = None;
                 if let Some(start) = word_start.take() {
                     words.push((offset(start), offset(out.len())));
                 }
-            } else if word_start.is_none() {
-                word_start = Some(out.len());
-            }
-            if word && look_alikes && (code >= 0x80 || c.is_ascii_alphabetic()) {
-                let here = code >> 7;
-                match block {
-                    None => block = Some(here),
-                    Some(first) if first != here => return None,
-                    Some(_) => {}
+            } else {
+                if word_start.is_none() {
+                    word_start = Some(out.len());
+                }
+                if look_alikes && (code >= 0x80 || (code as u8).is_ascii_alphabetic()) {
+                    let here = code >> 7;
+                    match block {
+                        None => block = Some(here),
+                        Some(first) if first != here => return None,
+                        Some(_) => {}
+                    }
                 }
             }
-            out.push(c);
+            match code {
+                0..0x80 => out.push(code as u8),
+                0x80..0x800 => {
+                    out.extend_from_slice(&[0xC0 | (code >> 6) as u8, 0x80 | (code & 0x3F) as u8])
+                }
+                _ => {
+                    let mut buf = [0u8; 4];
+                    let c = char::from_u32(code)?;
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
             i += len;
         }
         if let Some(start) = word_start {
             words.push((offset(start), offset(out.len())));
         }
-        Some((out, words))
+        Some((String::from_utf8(out).ok()?, words))
     }
 
     /// Whether `c` is something the options remove or compose.
