@@ -11,11 +11,13 @@ mod fuzzy;
 mod normalize;
 mod phrase;
 mod scan;
+mod word_matcher;
 
 use normalize::TABLE_LEN;
 pub use normalize::{Normalized, Normalizer, NormalizerOptions};
 pub use phrase::{GAP, find_phrase};
-pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner, WordMatcher};
+pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};
+pub use word_matcher::WordMatcher;
 
 use regex::{Regex, RegexBuilder};
 pub use regex_automata::meta::Regex as MetaRegex;

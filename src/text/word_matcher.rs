@@ -1,0 +1,71 @@
+//! One word list matched alone (e.g. by argument extraction), with a [`Scanner`]'s semantics.
+
+use super::scan::{ListOptions, ListSpec, Scanner};
+use super::phrase::{self, parse_phrase};
+use super::{Hit, MetaRegex, Normalizer};
+
+/// One word list on its own: what a rule file's list compiles to when it is matched alone
+/// (e.g. argument extraction), with the same semantics as in a [`Scanner`].
+#[derive(Debug, Clone)]
+pub struct WordMatcher {
+    scanner: Scanner,
+}
+
+impl WordMatcher {
+    /// Builds the matcher; bad entries are skipped.
+    pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
+        let compiled: Vec<Option<MetaRegex>> = patterns
+            .iter()
+            .map(|p| super::compile_list_pattern(p).ok())
+            .collect();
+        let options = ListOptions {
+            gap: super::DEFAULT_GAP,
+            ..ListOptions::default()
+        };
+        let spec = ListSpec {
+            words,
+            patterns: &compiled,
+            sources: patterns,
+            options: &options,
+        };
+        Self {
+            scanner: Scanner::new(&[spec], norm),
+        }
+    }
+
+    /// The first entry found in `text` (normalised by the same [`Normalizer`]).
+    pub fn find(&self, text: &str) -> Option<Hit> {
+        self.scanner.scan(text).get(0)
+    }
+
+    /// Whether any entry occurs in `text` (normalised).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.find(text).is_some()
+    }
+
+    /// Why the list could not be compiled, if it could not.
+    pub fn error(&self) -> Option<&str> {
+        self.scanner.error()
+    }
+
+    /// Parses one `words` entry; used by the compiler to report bad entries with their place.
+    pub fn check_word(entry: &str) -> Result<(), super::EntryError> {
+        parse_phrase(entry, super::DEFAULT_GAP, None).map(|_| ())
+    }
+
+    /// Compiles one `patterns` entry with the size limits for untrusted regexes.
+    pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, super::EntryError> {
+        super::compile_pattern(pattern)
+    }
+
+    /// Whether the `words` entry `general` matches wherever `specific` does (both normalised).
+    pub fn covers(general: &str, specific: &str) -> bool {
+        match (
+            parse_phrase(general, super::DEFAULT_GAP, None),
+            parse_phrase(specific, super::DEFAULT_GAP, None),
+        ) {
+            (Ok(a), Ok(b)) => phrase::covers(&a, &b),
+            _ => false,
+        }
+    }
+}
