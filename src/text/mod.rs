@@ -197,9 +197,16 @@ pub fn compile_list_pattern(pattern: &str) -> Result<MetaRegex, EntryError> {
         .then(|| {
             MetaRegex::builder()
                 .configure(
+                    // Searches start where a prefix was found and end within a message: the
+                    // forward engines suffice (no lazy DFA, hence no reverse NFA to build; it
+                    // would give up on Unicode word boundaries in non-ASCII text anyway), and
+                    // only the whole match is read.
                     MetaRegex::config()
                         .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                        .hybrid_cache_capacity(REGEX_SIZE_LIMIT),
+                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
+                        .auto_prefilter(false)
+                        .hybrid(false)
+                        .dfa(false),
                 )
                 .syntax(regex_automata::util::syntax::Config::new().nest_limit(64))
                 .build(pattern)
