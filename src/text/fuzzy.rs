@@ -22,20 +22,28 @@ use regex_automata::{Anchored, Input, MatchKind};
 const EXACT_LETTERS: usize = 1;
 
 /// The byte lengths of the prefixes of `text` (within its first word) that are one edit away
-/// from `stem`, longest first.
+/// from `stem`, longest first. Only prefixes of one letter fewer to one letter more than the
+/// stem can be, so there are at most three.
 pub(super) fn prefix_lengths(stem: &str, text: &str) -> impl Iterator<Item = usize> {
     let word = &text[..super::word_len(text)];
     let n = stem.chars().count();
-    let mut ends: Vec<usize> = word
-        .char_indices()
-        .map(|(i, c)| i + c.len_utf8())
-        .enumerate()
-        .filter(|&(k, _)| (k + 2 >= n) && k < n + 1)
-        .filter(|&(_, end)| one_edit(stem, &word[..end]))
-        .map(|(_, end)| end)
-        .collect();
-    ends.reverse();
-    ends.into_iter()
+    let mut ends = [0usize; 3];
+    let mut found = 0;
+    for (k, (i, c)) in word.char_indices().enumerate() {
+        // `k + 1` letters end here.
+        if k + 2 < n {
+            continue;
+        }
+        if k > n {
+            break;
+        }
+        let end = i + c.len_utf8();
+        if one_edit(stem, &word[..end]) {
+            ends[found] = end;
+            found += 1;
+        }
+    }
+    ends.into_iter().take(found).rev()
 }
 
 /// Whether `a` and `b` differ by exactly one edit (same first character required).
@@ -49,19 +57,36 @@ pub(super) fn one_edit(a: &str, b: &str) -> bool {
             return false;
         }
     }
-    let (x, y): (Vec<char>, Vec<char>) = (x.collect(), y.collect());
-    let common = x.iter().zip(&y).take_while(|(p, q)| p == q).count();
-    let (xs, ys) = (&x[common..], &y[common..]);
-    match xs.len().abs_diff(ys.len()) {
+    // Past the common start, compare what is left.
+    let (mut xs, mut ys) = (x.as_str(), y.as_str());
+    loop {
+        let (mut p, mut q) = (xs.chars(), ys.chars());
+        match (p.next(), q.next()) {
+            (Some(c), Some(d)) if c == d => (xs, ys) = (p.as_str(), q.as_str()),
+            _ => break,
+        }
+    }
+    let (nx, ny) = (xs.chars().count(), ys.chars().count());
+    match nx.abs_diff(ny) {
         // Substitution, or two neighbours swapped.
         0 => {
-            xs[1..] == ys[1..]
-                || (xs.len() >= 2 && xs[0] == ys[1] && xs[1] == ys[0] && xs[2..] == ys[2..])
+            after_first(xs) == after_first(ys) || {
+                let (mut p, mut q) = (xs.chars(), ys.chars());
+                let (c0, c1, d0, d1) = (p.next(), p.next(), q.next(), q.next());
+                c1.is_some() && c0 == d1 && c1 == d0 && p.as_str() == q.as_str()
+            }
         }
-        1 if xs.len() > ys.len() => xs[1..] == *ys,
-        1 => ys[1..] == *xs,
+        1 if nx > ny => after_first(xs) == ys,
+        1 => after_first(ys) == xs,
         _ => false,
     }
+}
+
+/// `s` without its first character.
+fn after_first(s: &str) -> &str {
+    let mut c = s.chars();
+    c.next();
+    c.as_str()
 }
 
 /// How much memory the lazy DFA may keep per thread before it starts again; a pack's stems
@@ -266,6 +291,18 @@ mod tests {
     fn the_prefix_before_the_walk_agrees_with_one_edit() {
         assert!(one_edit("price", "prise"));
         assert!(!one_edit("price", "price"));
+        for typo in ["caelndar", "calendr", "calenndar", "clendar", "calendaz"] {
+            assert!(one_edit("calendar", typo), "{typo}");
+        }
+        for far in ["xalendar", "caelndr", "calendarss", "cal"] {
+            assert!(!one_edit("calendar", far), "{far}");
+        }
+        // Letters of two bytes count as one.
+        assert!(one_edit(
+            "\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C2}",
+            "\u{3BB}\u{3CC}\u{3BF}\u{3B3}\u{3C2}"
+        ));
+        assert!(!one_edit("ab", "a\u{3B3}\u{3B3}"));
         assert_eq!(
             prefix_lengths("price", "prise-list").collect::<Vec<_>>(),
             [5]

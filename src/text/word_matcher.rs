@@ -1,7 +1,7 @@
 //! One word list matched alone (e.g. by argument extraction), with a [`Scanner`]'s semantics.
 
-use super::scan::{ListOptions, ListSpec, Scanner};
 use super::phrase::{self, parse_phrase};
+use super::scan::{ListOptions, ListSpec, Scanner};
 use super::{Hit, MetaRegex, Normalizer};
 
 /// One word list on its own: what a rule file's list compiles to when it is matched alone
