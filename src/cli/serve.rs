@@ -75,6 +75,10 @@ pub struct Args {
     /// successful reload; the playground page at / shows what each save changed on it.
     #[arg(long, value_name = "FILE")]
     corpus: Option<PathBuf>,
+    /// Threads that answer requests (default: one per core the process may use). On a machine
+    /// shared with the chat backend, fewer leave it room.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    workers: Option<u16>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -131,10 +135,11 @@ pub fn run(args: Args) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.workers {
+        rt.worker_threads(usize::from(n));
+    }
+    let rt = match rt.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the async runtime");

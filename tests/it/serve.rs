@@ -212,6 +212,23 @@ async fn every_endpoint_answers() {
 }
 
 #[tokio::test]
+async fn one_request_thread_is_enough_and_zero_is_refused() {
+    let (dir, _) = rules_dir("alpha");
+    let s = start(dir.path(), &["--workers", "1"]);
+    assert_eq!(
+        s.route("ping, what is the price").await["calls"][0]["tool"],
+        "alpha"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(["serve", "--workers", "0", "--rules"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--workers"));
+}
+
+#[tokio::test]
 async fn client_mistakes_get_a_4xx_naming_the_field() {
     let (dir, _) = rules_dir("alpha");
     let s = start(
