@@ -208,7 +208,7 @@ impl Classifier {
     }
 }
 
-/// Plain SGD over the examples in a fixed shuffled order, the weights averaged over the second
+/// Plain SGD over the examples in an order keyed by each example's text (see `keys`), the weights averaged over the second
 /// half of training, so the answer does not depend on which examples happened to come last
 /// (two classes with the same examples end up tied, as they should).
 fn sgd(
@@ -218,8 +218,21 @@ fn sgd(
     training: Training,
 ) {
     let classes = model.classes;
+    // Each example's place in an epoch comes from its own text and class, never from its
+    // position in the list: adding or removing one example leaves the others in the same
+    // relative order, so the model (and unrelated decisions) barely move.
+    let keys: Vec<u64> = examples
+        .iter()
+        .map(|(class, text)| {
+            let mut h = 0xcbf2_9ce4_8422_2325_u64;
+            for b in text.bytes().chain((*class as u32).to_le_bytes()) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+            h
+        })
+        .collect();
     let mut order: Vec<usize> = (0..examples.len()).collect();
-    let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
     let mut logits = vec![0.0f32; classes];
     let mut step = vec![0.0f32; classes];
     let mut moving: Vec<usize> = Vec::with_capacity(classes);
@@ -229,7 +242,8 @@ fn sgd(
     let mut averaged = 0u32;
     // Plain index loops: this runs in unoptimised test builds too.
     for epoch in 0..training.epochs {
-        shuffle(&mut order, &mut rng);
+        let salt = mix(epoch as u64 + 1);
+        order.sort_unstable_by_key(|&i| (mix(keys[i] ^ salt), i));
         let rate = training.rate / (1.0 + training.decay * epoch as f32);
         let shrink = rate * training.l2;
         for &i in &order {
@@ -348,15 +362,12 @@ fn softmax(z: &mut [f32], allowed: &[bool]) {
     }
 }
 
-/// Fisher-Yates with a fixed xorshift generator: the same order on every machine.
-fn shuffle(order: &mut [usize], state: &mut u64) {
-    for i in (1..order.len()).rev() {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        let j = (*state % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
+/// A 64-bit mixer (splitmix64's finaliser): nearby inputs give unrelated outputs.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// Sorted feature hashes with their counts.
