@@ -208,9 +208,10 @@ impl Classifier {
     }
 }
 
-/// Plain SGD over the examples in an order keyed by each example's text (see `keys`), the weights averaged over the second
-/// half of training, so the answer does not depend on which examples happened to come last
-/// (two classes with the same examples end up tied, as they should).
+/// Plain SGD over the examples in an order keyed by each example's text (see `keys`), the
+/// weights averaged over the second half of training, so the answer does not depend on which
+/// examples happened to come last (two classes with the same examples end up tied, as they
+/// should).
 fn sgd(
     model: &mut Classifier,
     examples: &[(usize, &str)],
