@@ -247,6 +247,11 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
             tools += 1;
             tools_ok += usize::from(ok);
         }
+        if std::env::var_os("TURNOUT_EVAL_ALL").is_some() {
+            for step in d.trace.iter().filter(|s| s.effect.starts_with("embedded")) {
+                println!("ALL\t{expect}\t{got}\t{ok}\t{}\t{}", step.effect, step.why);
+            }
+        }
         if !ok {
             let got = if got == expect {
                 format!("{got} (arguments)")

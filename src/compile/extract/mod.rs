@@ -41,7 +41,47 @@ struct NumberDef {
     patterns: Vec<Regex>,
     /// Longest first.
     units: Vec<(String, f64)>,
+    /// Numbers written as words, longest stem first.
+    words: Vec<NumberWord>,
     integer: bool,
+}
+
+/// One number word: a normalised stem (or a whole word) and its value.
+#[derive(Debug, Clone)]
+struct NumberWord {
+    stem: String,
+    whole: bool,
+    value: f64,
+}
+
+/// A word worth this much or more multiplies the number words before it («seven thousand»).
+const MULTIPLIER: f64 = 1000.0;
+
+/// Text with its runs of number words written as digits, and the way back to the original's
+/// byte offsets.
+struct Digits {
+    text: String,
+    /// `(start in text, end in text, start in the original, end in the original)` of each
+    /// rewritten run, in order.
+    runs: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Digits {
+    /// The original's byte offset of a byte offset of the rewritten text (a run maps to its
+    /// whole original span).
+    fn back(&self, at: usize, end: bool) -> usize {
+        let mut shift = 0isize;
+        for &(s, e, os, oe) in &self.runs {
+            if at < s || (end && at == s) {
+                break;
+            }
+            if at < e || (end && at == e) {
+                return if end { oe } else { os };
+            }
+            shift = oe as isize - e as isize;
+        }
+        (at as isize + shift).max(0) as usize
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -221,7 +261,94 @@ impl ArgExtract {
 }
 
 impl NumberDef {
-    fn find(&self, text: &str) -> Option<Filled> {
+    /// The value of one word, if it is a number word.
+    fn word_value(&self, word: &str) -> Option<f64> {
+        self.words
+            .iter()
+            .find(|w| {
+                if w.whole {
+                    word == w.stem
+                } else {
+                    word.starts_with(&w.stem)
+                }
+            })
+            .map(|w| w.value)
+    }
+
+    /// `text` with each run of number words (separated by spaces or hyphens only) written as
+    /// one number; `None` when it has none. A run's leading multipliers are left as they are,
+    /// so «15 thousand» keeps its unit for the patterns.
+    fn digits(&self, text: &str) -> Option<Digits> {
+        if self.words.is_empty() {
+            return None;
+        }
+        let mut words: Vec<(usize, usize, f64)> = Vec::new();
+        let mut start = None;
+        for (i, ch) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+            match (ch.is_alphanumeric(), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if let Some(v) = self.word_value(&text[s..i]) {
+                        words.push((s, i, v));
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut runs: Vec<(usize, usize, f64)> = Vec::new();
+        let mut k = 0;
+        while k < words.len() {
+            let mut j = k;
+            while j + 1 < words.len()
+                && text[words[j].1..words[j + 1].0]
+                    .chars()
+                    .all(|c| c == ' ' || c == '-')
+            {
+                j += 1;
+            }
+            let run = &words[k..=j];
+            let lead = run.iter().take_while(|w| w.2 >= MULTIPLIER).count();
+            if let (Some(first), Some(last)) = (run.get(lead), run.last()) {
+                let (mut total, mut current) = (0.0, 0.0);
+                for &(_, _, v) in &run[lead..] {
+                    if v >= MULTIPLIER {
+                        total += if current == 0.0 { 1.0 } else { current } * v;
+                        current = 0.0;
+                    } else if v >= 100.0 && current > 0.0 && current < v {
+                        // «seven hundred»: a hundred counts the number before it.
+                        current *= v;
+                    } else {
+                        current += v;
+                    }
+                }
+                runs.push((first.0, last.1, total + current));
+            }
+            k = j + 1;
+        }
+        if runs.is_empty() {
+            return None;
+        }
+        let mut out = Digits {
+            text: String::with_capacity(text.len()),
+            runs: Vec::with_capacity(runs.len()),
+        };
+        let mut from = 0;
+        for (s, e, v) in runs {
+            out.text.push_str(&text[from..s]);
+            let at = out.text.len();
+            out.text.push_str(&v.to_string());
+            out.runs.push((at, out.text.len(), s, e));
+            from = e;
+        }
+        out.text.push_str(&text[from..]);
+        Some(out)
+    }
+
+    fn find(&self, original: &str) -> Option<Filled> {
+        let digits = self.digits(original);
+        let text = digits.as_ref().map_or(original, |d| d.text.as_str());
+        let back = |at: usize, end: bool| digits.as_ref().map_or(at, |d| d.back(at, end));
         for re in &self.patterns {
             for c in re.captures_iter(text) {
                 let (Some(whole), Some(digits)) = (c.get(0), c.name("number")) else {
@@ -247,16 +374,18 @@ impl NumberDef {
                 } else {
                     Value::from(n)
                 };
+                let (start, end) = (back(whole.start(), false), back(whole.end(), true));
+                let said = original.get(start..end).unwrap_or_default();
+                let read = if said == whole.as_str() {
+                    String::new()
+                } else {
+                    format!(" (read as '{}')", whole.as_str())
+                };
                 return Some(Filled {
                     value,
-                    span: Some((whole.start(), whole.end())),
+                    span: Some((start, end)),
                     consumed: true,
-                    why: format!(
-                        "number from '{}' at {}..{}",
-                        whole.as_str(),
-                        whole.start(),
-                        whole.end()
-                    ),
+                    why: format!("number from '{said}'{read} at {start}..{end}"),
                 });
             }
         }
@@ -389,6 +518,47 @@ pub fn is_free_text(property: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn numbers(patterns: &[&str]) -> NumberDef {
+        let word = |stem: &str, whole, value| NumberWord {
+            stem: stem.into(),
+            whole,
+            value,
+        };
+        let mut words = vec![
+            word("one", true, 1.0),
+            word("seven", false, 7.0),
+            word("twenty", false, 20.0),
+            word("hundred", false, 100.0),
+            word("thousand", false, 1000.0),
+        ];
+        words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
+        NumberDef {
+            patterns: patterns.iter().map(|p| Regex::new(p).expect("re")).collect(),
+            units: vec![("thousand".into(), 1000.0)],
+            words,
+            integer: false,
+        }
+    }
+
+    #[test]
+    fn numbers_in_words_are_read_as_digits_and_mapped_back() {
+        let n = numbers(&[r"under (?P<number>[0-9]+)(?: (?P<unit>thousand))?"]);
+        let text = "boots under seven thousand one hundred please";
+        let f = n.find(text).expect("a number");
+        assert_eq!(f.value, Value::from(7100));
+        let (s, e) = f.span.expect("span");
+        assert_eq!(&text[s..e], "under seven thousand one hundred");
+        // Digits with a unit word keep the unit for the pattern.
+        let f = n.find("boots under 15 thousand").expect("a number");
+        assert_eq!(f.value, Value::from(15000));
+        // «one» is whole: «ones» is no number; «twenty seven» adds up.
+        assert!(n.find("under ones").is_none());
+        assert_eq!(
+            n.find("under twenty-seven").map(|f| f.value),
+            Some(Value::from(27))
+        );
+    }
 
     #[test]
     fn whole_words_and_kept_text() {
