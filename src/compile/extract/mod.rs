@@ -101,6 +101,81 @@ pub struct ExtractInput<'a> {
     pub open_file: Option<&'a str>,
 }
 
+impl<'a> ExtractInput<'a> {
+    /// The words of the original message at these byte offsets of the normalised one
+    /// (normalising maps one character to one character; when it did not, the normalised
+    /// words).
+    pub fn original_of(&self, start: usize, end: usize) -> &'a str {
+        let normalized = self.normalized.get(start..end).unwrap_or_default();
+        if self.original.chars().count() != self.normalized.chars().count() {
+            return normalized;
+        }
+        original_slice(self.original, self.normalized, start, end).unwrap_or(normalized)
+    }
+}
+
+/// The part of `original` at these byte offsets of `normalized`, which has the same characters
+/// one for one (`None` when the offsets are not character boundaries of `normalized`).
+pub fn original_slice<'a>(
+    original: &'a str,
+    normalized: &str,
+    start: usize,
+    end: usize,
+) -> Option<&'a str> {
+    let from = normalized.get(..start)?.chars().count();
+    let len = normalized.get(start..end)?.chars().count();
+    let mut offsets = original
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(original.len()));
+    let s = offsets.nth(from)?;
+    let e = if len == 0 { s } else { offsets.nth(len - 1)? };
+    original.get(s..e)
+}
+
+/// A string value with `$0`, `$1`, `$name` or `${name}` replaced by what those groups matched,
+/// in the words of the original message (its capitals kept); `$$` is a `$`.
+fn expand(template: &str, captures: &regex::Captures<'_>, input: &ExtractInput<'_>) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+            continue;
+        }
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(close) => (&braced[..close], &braced[close + 1..]),
+                None => ("", after),
+            },
+            None => {
+                let len = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..len], &after[len..])
+            }
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let group = match name.parse::<usize>() {
+            Ok(i) => captures.get(i),
+            Err(_) => captures.name(name),
+        };
+        if let Some(m) = group {
+            out.push_str(input.original_of(m.start(), m.end()));
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A value found for an argument, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filled {
@@ -156,12 +231,10 @@ impl ArgExtract {
                 let consumed = captures.is_some();
                 let value = match (&choice.value, captures) {
                     (Value::String(s), Some(c)) if s.contains('$') => {
-                        let mut out = String::new();
-                        c.expand(s, &mut out);
-                        Value::from(out.trim())
+                        Value::from(expand(s, &c, input).trim())
                     }
                     (Value::String(s), None) if s.contains('$') => {
-                        Value::from(s.replace("$0", &text[start..end]))
+                        Value::from(s.replace("$0", input.original_of(start, end)))
                     }
                     (v, _) => v.clone(),
                 };
