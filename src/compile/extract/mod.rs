@@ -357,7 +357,10 @@ impl NumberDef {
         }
         let mut words: Vec<(usize, usize, f64)> = Vec::new();
         let mut start = None;
-        for (i, ch) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        for (i, ch) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
             match (ch.is_alphanumeric(), start) {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
@@ -607,7 +610,10 @@ mod tests {
         ];
         words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
         NumberDef {
-            patterns: patterns.iter().map(|p| Regex::new(p).expect("re")).collect(),
+            patterns: patterns
+                .iter()
+                .map(|p| Regex::new(p).expect("re"))
+                .collect(),
             units: vec![("thousand".into(), 1000.0)],
             words,
             integer: false,
