@@ -2,11 +2,12 @@
 //! multinomial logistic regression, trained deterministically. Generic: classes are numbers,
 //! texts are any language.
 //!
-//! The hot path (one message) allocates three small buffers and hashes each feature once:
-//! features are FNV-1a hashes of the n-gram's characters, resolved to dense ids through an
-//! open-addressing table built at training time (the hash is the key, so looking one up is a
-//! multiply and a probe or two, no `HashMap` hashing). The dot product walks the known
-//! features' weight rows; the best class and the runner-up are tracked, never sorted.
+//! The hot path (one message) allocates nothing once its thread has classified a message (the
+//! buffers are per thread) and hashes each feature once: features are FNV-1a hashes of the
+//! n-gram's characters, resolved to dense ids through an open-addressing table built at
+//! training time (the hash is the key, so looking one up is a multiply and a probe or two, no
+//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class;
+//! the best class and the runner-up are tracked, never sorted.
 
 use std::collections::HashMap;
 
@@ -481,7 +482,7 @@ fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
 }
 
 /// The feature hashes of normalised text, one per occurrence: character 3- to 5-grams of each
-/// word padded with a boundary mark, and each word's first five characters.
+/// word padded with a boundary mark, each word's first five characters, and the whole word.
 pub(super) fn features(text: &str) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
     features_into(text, &mut out, &mut Vec::with_capacity(32));
@@ -509,6 +510,7 @@ fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
         }
         let stem = &padded[1..padded.len() - 1];
         out.push(hash(b'w', &stem[..stem.len().min(5)]));
+        out.push(hash(b'x', stem));
     }
 }
 
