@@ -95,6 +95,10 @@ impl Compiler<'_> {
             .filter(|c| !c.trim().is_empty())
             .collect();
         connectives.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        // A handful of short strings: building cannot hit the automaton's size limits.
+        let connective_finder = (!connectives.is_empty())
+            .then(|| aho_corasick::AhoCorasick::new(&connectives).ok())
+            .flatten();
         Some(RouterDef {
             history: r.history,
             temperature: r.temperature,
@@ -115,6 +119,7 @@ impl Compiler<'_> {
                 chat_examples: embedded.chat_examples,
                 context,
                 connectives,
+                connective_finder,
             },
             skill_tool_idx,
         })

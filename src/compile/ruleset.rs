@@ -225,6 +225,9 @@ pub struct EmbeddedDef {
     pub context: Vec<ContextRuleDef>,
     /// Where a message may be cut into two parts (normalised), longest first.
     pub connectives: Vec<String>,
+    /// All `connectives` in one automaton: a message is searched once, not once per
+    /// connective (`None` when there are none).
+    pub connective_finder: Option<aho_corasick::AhoCorasick>,
 }
 
 /// A context rule of the embedded router, compiled.

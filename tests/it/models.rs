@@ -262,7 +262,11 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
             if std::env::var_os("TURNOUT_EVAL_MISSES").is_some() {
                 println!("  miss: {} -> {:?}", case["text"], d.calls);
                 let all = std::env::var_os("TURNOUT_EVAL_TRACE").is_some();
-                for step in d.trace.iter().filter(|s| all || s.effect.starts_with("embedded")) {
+                for step in d
+                    .trace
+                    .iter()
+                    .filter(|s| all || s.effect.starts_with("embedded"))
+                {
                     println!("      {}: {}", step.effect, step.why);
                 }
             }

@@ -266,27 +266,16 @@ impl ArgExtract {
         }
     }
 
-    /// Every word hit in `text`: (choice, start, end, entry), found one at a time (each found
-    /// word is blanked, same byte length, so the next search finds the next one).
+    /// Every word hit in `text`: (choice, start, end, entry), in message order, none inside
+    /// the whole word of an earlier one.
     fn word_hits(&self, text: &str) -> Vec<(usize, usize, usize, usize)> {
-        let mut hits = Vec::new();
-        let Some(mut hit) = self.words.find(text) else {
-            return hits;
-        };
-        let mut blank = text.to_owned();
-        while let Some(&(choice, _)) = self.word_entries.get(hit.entry) {
-            hits.push((choice, hit.start, hit.end, hit.entry));
-            let (s, e) = whole_word(&blank, hit.start, hit.end);
-            if e <= s || hits.len() > 64 {
-                break;
-            }
-            blank.replace_range(s..e, &" ".repeat(e - s));
-            match self.words.find(&blank) {
-                Some(h) => hit = h,
-                None => break,
-            }
-        }
-        hits
+        separate_hits(&self.words, text)
+            .into_iter()
+            .filter_map(|(hit, _)| {
+                let &(choice, _) = self.word_entries.get(hit.entry)?;
+                Some((choice, hit.start, hit.end, hit.entry))
+            })
+            .collect()
     }
 
     /// Free text: the message without the command words and without `taken` (the spans that
@@ -295,17 +284,11 @@ impl ArgExtract {
         let def = self.text.as_ref()?;
         let text = input.normalized;
         let mut cut: Vec<(usize, usize)> = taken.to_vec();
-        // Word hits, one at a time: each found word is blanked (same byte length) so the next
-        // search finds the next one.
-        let mut blank = text.to_owned();
-        while let Some(hit) = def.drop.find(&blank) {
-            let (s, e) = whole_word(&blank, hit.start, hit.end);
-            if e <= s {
-                break;
-            }
-            cut.push((s, e));
-            blank.replace_range(s..e, &" ".repeat(e - s));
-        }
+        cut.extend(
+            separate_hits(&def.drop, text)
+                .into_iter()
+                .map(|(_, word)| word),
+        );
         for re in &def.drop_patterns {
             cut.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
         }
@@ -467,6 +450,27 @@ impl NumberDef {
         }
         None
     }
+}
+
+/// The hits of `words` in `text` the way a reader takes them: in message order (exact before
+/// a typo at the same place, then entry order), each with the whole words it touches, skipping
+/// a hit that starts inside an earlier one's words. At most 64.
+fn separate_hits(words: &WordMatcher, text: &str) -> Vec<(crate::text::Hit, (usize, usize))> {
+    let mut all = Vec::new();
+    words.each_hit(text, |h| all.push(h));
+    all.sort_unstable_by_key(|h| (h.start, h.typo, h.entry, h.end));
+    let mut out: Vec<(crate::text::Hit, (usize, usize))> = Vec::new();
+    for hit in all {
+        if out.last().is_some_and(|(_, (_, e))| hit.start < *e) {
+            continue;
+        }
+        let word = whole_word(text, hit.start, hit.end);
+        if word.1 <= word.0 || out.len() >= 64 {
+            break;
+        }
+        out.push((hit, word));
+    }
+    out
 }
 
 /// Widens a byte span to the whole words it touches.

@@ -503,13 +503,29 @@ fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
         padded.push(' ');
         padded.extend(word.chars());
         padded.push(' ');
-        for n in 3..=5 {
-            for gram in padded.windows(n) {
-                out.push(hash(b'c', gram));
+        // The 3-, 4- and 5-grams starting at each place share their first characters, and the
+        // hash extends a prefix: three hashes for the price of five steps.
+        let tag = step(BASIS, u32::from(b'c'));
+        for start in 0..padded.len().saturating_sub(2) {
+            let mut h = tag;
+            for (k, &c) in padded[start..].iter().take(5).enumerate() {
+                h = step(h, c as u32);
+                if k >= 2 {
+                    out.push(h);
+                }
             }
         }
         let stem = &padded[1..padded.len() - 1];
-        out.push(hash(b'w', &stem[..stem.len().min(5)]));
+        let mut h = step(BASIS, u32::from(b'w'));
+        for (k, &c) in stem.iter().enumerate() {
+            h = step(h, c as u32);
+            if k + 1 == 5 {
+                out.push(h);
+            }
+        }
+        if stem.len() < 5 {
+            out.push(hash(b'w', stem));
+        }
         out.push(hash(b'x', stem));
     }
 }
@@ -525,20 +541,20 @@ fn word_chars() -> &'static [bool] {
     })
 }
 
-/// FNV-1a over a tag and the characters (each as four little-endian bytes).
+/// FNV-1a's offset basis.
+const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One FNV-1a step over a whole character (not its bytes: a quarter of the multiplications;
+/// the feature table's multiply-shift spreads the result).
+fn step(h: u64, c: u32) -> u64 {
+    (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// FNV-1a over a tag and the characters, one step per character.
 fn hash(tag: u8, chars: &[char]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325_u64;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    };
-    eat(tag);
-    for c in chars {
-        for b in (*c as u32).to_le_bytes() {
-            eat(b);
-        }
-    }
-    h
+    chars
+        .iter()
+        .fold(step(BASIS, u32::from(tag)), |h, &c| step(h, c as u32))
 }
 
 #[cfg(test)]

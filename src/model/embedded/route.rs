@@ -104,14 +104,23 @@ fn split(
     if input.router.max_calls < 2 || connectives.is_empty() {
         return None;
     }
-    let mut cuts: Vec<(usize, usize)> = connectives
-        .iter()
-        .flat_map(|c| {
-            normalized
-                .match_indices(c.as_str())
-                .map(|(i, m)| (i, i + m.len()))
-        })
-        .collect();
+    let mut cuts: Vec<(usize, usize)> = match &input.router.embedded.connective_finder {
+        Some(finder) => finder
+            .find_overlapping_iter(normalized)
+            .map(|m| (m.start(), m.end()))
+            .collect(),
+        None => connectives
+            .iter()
+            .flat_map(|c| {
+                normalized
+                    .match_indices(c.as_str())
+                    .map(|(i, m)| (i, i + m.len()))
+            })
+            .collect(),
+    };
+    if cuts.is_empty() {
+        return None;
+    }
     cuts.sort_unstable();
     cuts.dedup_by_key(|c| c.0);
     for (at, after) in cuts {
