@@ -273,11 +273,11 @@ impl Compiler<'_> {
                     &format!("{at}/id"),
                 );
             }
-            if rule.boost.is_empty() && rule.rule_out.is_empty() {
+            if rule.boost.is_empty() && rule.rule_out.is_empty() && rule.boost_chat.is_none() {
                 self.error(
                     "context-no-effect",
                     format!(
-                        "context rule '{}' changes nothing: give boost or rule_out",
+                        "context rule '{}' changes nothing: give boost, boost_chat or rule_out",
                         rule.id
                     ),
                     file,
@@ -307,6 +307,7 @@ impl Compiler<'_> {
                 when,
                 boost,
                 rule_out,
+                boost_chat: rule.boost_chat.unwrap_or(0.0),
             });
         }
         out

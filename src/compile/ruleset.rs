@@ -241,6 +241,8 @@ pub struct ContextRuleDef {
     pub boost: Vec<(usize, f32)>,
     /// Tools not chosen while it applies, by tool index.
     pub rule_out: Vec<usize>,
+    /// Score added to the no-tool class.
+    pub boost_chat: f32,
 }
 
 #[derive(Debug)]

@@ -144,6 +144,10 @@ pub struct ContextRule {
     /// Tools the embedded router does not choose while `when` holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_out: Vec<String>,
+    /// A score added to "no tool" (the plain chat answer), like `boost` for a tool: positive
+    /// makes a plain answer likelier («can you make slides?» asks, it does not order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost_chat: Option<f32>,
 }
 
 /// How the embedded router splits a message with two independent parts into two calls.

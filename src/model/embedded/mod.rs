@@ -273,6 +273,12 @@ impl Index {
                     bias[class] += b;
                 }
             }
+            if rule.boost_chat != 0.0
+                && let Some(class) = self.targets.iter().position(|t| *t == Target::Chat)
+            {
+                bias.resize(self.targets.len(), 0.0);
+                bias[class] += rule.boost_chat;
+            }
         }
         bias
     }
