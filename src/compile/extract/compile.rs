@@ -171,7 +171,7 @@ impl Compiler<'_> {
                     words.push(NumberWord { stem, whole, value });
                 }
             }
-            // The longest stem first: «пятнадцат» before «пят».
+            // The longest stem first: «fifteen» before «fif».
             words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
             NumberDef {
                 patterns,
