@@ -323,22 +323,36 @@ fn sgd(
     training: Training,
 ) {
     let classes = model.classes;
-    // Each example's place in an epoch comes from its own text and class, never from its
-    // position in the list: adding or removing one example leaves the others in the same
-    // relative order, so the model (and unrelated decisions) barely move.
-    let keys: Vec<u64> = examples
+    // One training point per distinct text: a text given to several classes is one point whose
+    // target is shared among them, so those classes get the same updates and stay tied (the
+    // router then asks back rather than guess).
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut points: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (class, text)) in examples.iter().enumerate() {
+        let next = points.len();
+        let p = *first.entry(*text).or_insert(next);
+        if p == next {
+            points.push((i, Vec::new()));
+        }
+        if !points[p].1.contains(class) {
+            points[p].1.push(*class);
+        }
+    }
+    // Each point's place in an epoch comes from its own text, never from its position in the
+    // list: adding or removing one example leaves the others in the same relative order, so
+    // the model (and unrelated decisions) barely move.
+    let keys: Vec<u64> = points
         .iter()
-        .map(|(class, text)| {
-            let mut h = 0xcbf2_9ce4_8422_2325_u64;
-            for b in text.bytes().chain((*class as u32).to_le_bytes()) {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
-            h
+        .map(|(i, _)| {
+            examples[*i]
+                .1
+                .bytes()
+                .fold(BASIS, |h, b| step(h, u32::from(b)))
         })
         .collect();
-    let mut order: Vec<usize> = (0..examples.len()).collect();
+    let mut order: Vec<usize> = (0..points.len()).collect();
     let mut logits = vec![0.0f32; classes];
+    let mut target = vec![0.0f32; classes];
     let mut step = vec![0.0f32; classes];
     let mut moving: Vec<usize> = Vec::with_capacity(classes);
     let all = vec![true; classes];
@@ -348,11 +362,15 @@ fn sgd(
     // Plain index loops: this runs in unoptimised test builds too.
     for epoch in 0..training.epochs {
         let salt = mix(epoch as u64 + 1);
-        order.sort_unstable_by_key(|&i| (mix(keys[i] ^ salt), i));
+        order.sort_unstable_by_key(|&p| (mix(keys[p] ^ salt), p));
         let rate = training.rate / (1.0 + training.decay * epoch as f32);
         let shrink = rate * training.l2;
-        for &i in &order {
-            let (class, x) = (examples[i].0, &vectors[i]);
+        for &p in &order {
+            let (i, ref labels) = points[p];
+            let x = &vectors[i];
+            for &c in labels {
+                target[c] = 1.0 / labels.len() as f32;
+            }
             logits.copy_from_slice(&model.bias);
             for &(f, v) in x {
                 let row = &model.weights[f * classes..(f + 1) * classes];
@@ -363,13 +381,16 @@ fn sgd(
             softmax(&mut logits, &all);
             moving.clear();
             for c in 0..classes {
-                let g = logits[c] - if c == class { 1.0 } else { 0.0 };
+                let g = logits[c] - target[c];
                 // Classes already (almost) right for this example are left alone.
                 if g.abs() >= 1e-3 {
                     step[c] = rate * g;
                     model.bias[c] -= step[c];
                     moving.push(c);
                 }
+            }
+            for &c in labels {
+                target[c] = 0.0;
             }
             for &(f, v) in x {
                 let row = &mut model.weights[f * classes..(f + 1) * classes];
