@@ -95,6 +95,10 @@ impl Compiler<'_> {
             .filter(|c| !c.trim().is_empty())
             .collect();
         connectives.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        // A handful of short strings: building cannot hit the automaton's size limits.
+        let connective_finder = (!connectives.is_empty())
+            .then(|| aho_corasick::AhoCorasick::new(&connectives).ok())
+            .flatten();
         Some(RouterDef {
             history: r.history,
             temperature: r.temperature,
@@ -115,6 +119,7 @@ impl Compiler<'_> {
                 chat_examples: embedded.chat_examples,
                 context,
                 connectives,
+                connective_finder,
             },
             skill_tool_idx,
         })
@@ -268,11 +273,11 @@ impl Compiler<'_> {
                     &format!("{at}/id"),
                 );
             }
-            if rule.boost.is_empty() && rule.rule_out.is_empty() {
+            if rule.boost.is_empty() && rule.rule_out.is_empty() && rule.boost_chat.is_none() {
                 self.error(
                     "context-no-effect",
                     format!(
-                        "context rule '{}' changes nothing: give boost or rule_out",
+                        "context rule '{}' changes nothing: give boost, boost_chat or rule_out",
                         rule.id
                     ),
                     file,
@@ -302,6 +307,7 @@ impl Compiler<'_> {
                 when,
                 boost,
                 rule_out,
+                boost_chat: rule.boost_chat.unwrap_or(0.0),
             });
         }
         out

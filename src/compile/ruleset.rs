@@ -225,6 +225,9 @@ pub struct EmbeddedDef {
     pub context: Vec<ContextRuleDef>,
     /// Where a message may be cut into two parts (normalised), longest first.
     pub connectives: Vec<String>,
+    /// All `connectives` in one automaton: a message is searched once, not once per
+    /// connective (`None` when there are none).
+    pub connective_finder: Option<aho_corasick::AhoCorasick>,
 }
 
 /// A context rule of the embedded router, compiled.
@@ -238,6 +241,8 @@ pub struct ContextRuleDef {
     pub boost: Vec<(usize, f32)>,
     /// Tools not chosen while it applies, by tool index.
     pub rule_out: Vec<usize>,
+    /// Score added to the no-tool class.
+    pub boost_chat: f32,
 }
 
 #[derive(Debug)]

@@ -68,12 +68,15 @@ pub struct Choice {
 
 /// A number read by patterns: each must have a group named `number` (digits, with spaces
 /// between thousands and `,` or `.` for decimals allowed) and may have one named `unit`,
-/// multiplied by the longest key of `units` it starts with.
+/// multiplied by the longest key of `units` it starts with. With `words`, numbers written in
+/// words («seven thousand five hundred») are read as digits first, so the same patterns see
+/// «7500».
 ///
 /// ```yaml
 /// number:
 ///   patterns: ['under (?P<number>[0-9][0-9 ]*)\s*(?P<unit>k|thousand)?']
 ///   units: {k: 1000, thousand: 1000}
+///   words: {one$: 1, two$: 2, seven: 7, twenty: 20, hundred: 100, thousand: 1000}
 /// ```
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -84,6 +87,13 @@ pub struct NumberExtraction {
     /// Multipliers by the start of the `unit` group (e.g. `k: 1000`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub units: BTreeMap<String, f64>,
+    /// Number words by stem, written as in word lists (`seven` matches «sevens», `one$` only
+    /// «one»). A run of them becomes one number before the patterns run: the values add up
+    /// («twenty five» → 25), a word worth 100 to 999 multiplies a smaller number before it
+    /// («five hundred» → 500), and one worth 1000 or more multiplies all before it («seven
+    /// thousand five hundred» → 7500). Share one list between tools with a YAML anchor.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub words: BTreeMap<String, f64>,
 }
 
 /// Where in the request's context a value comes from.
@@ -134,6 +144,10 @@ pub struct ContextRule {
     /// Tools the embedded router does not choose while `when` holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_out: Vec<String>,
+    /// A score added to "no tool" (the plain chat answer), like `boost` for a tool: positive
+    /// makes a plain answer likelier («can you make slides?» asks, it does not order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost_chat: Option<f32>,
 }
 
 /// How the embedded router splits a message with two independent parts into two calls.

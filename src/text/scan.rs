@@ -275,7 +275,7 @@ impl Scanner {
 
     /// Calls `f` with every match of every entry in `text` (normalised by the same
     /// [`Normalizer`]), in no particular order; negation is not applied.
-    fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
+    pub(super) fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
         let mut emit = |who: Target, start: usize, end: usize, typo: bool| {
             let (list, entry) = match who {
                 Target::Phrase(pid) => self.owner[pid as usize],

@@ -38,6 +38,13 @@ impl WordMatcher {
         self.scanner.scan(text).get(0)
     }
 
+    /// Every entry found in `text` (normalised), in no particular order: one pass, where
+    /// calling [`find`](Self::find) again on what is left would scan once per hit.
+    pub fn each_hit(&self, text: &str, mut f: impl FnMut(Hit)) {
+        self.scanner
+            .each_hit(text, &super::word_spans(text), |h| f(h.hit));
+    }
+
     /// Whether any entry occurs in `text` (normalised).
     pub fn is_match(&self, text: &str) -> bool {
         self.find(text).is_some()

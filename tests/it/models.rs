@@ -247,6 +247,11 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
             tools += 1;
             tools_ok += usize::from(ok);
         }
+        if std::env::var_os("TURNOUT_EVAL_ALL").is_some() {
+            for step in d.trace.iter().filter(|s| s.effect.starts_with("embedded")) {
+                println!("ALL\t{expect}\t{got}\t{ok}\t{}\t{}", step.effect, step.why);
+            }
+        }
         if !ok {
             let got = if got == expect {
                 format!("{got} (arguments)")
@@ -256,6 +261,14 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
             *confusion.entry((expect, got)).or_default() += 1;
             if std::env::var_os("TURNOUT_EVAL_MISSES").is_some() {
                 println!("  miss: {} -> {:?}", case["text"], d.calls);
+                let all = std::env::var_os("TURNOUT_EVAL_TRACE").is_some();
+                for step in d
+                    .trace
+                    .iter()
+                    .filter(|s| all || s.effect.starts_with("embedded"))
+                {
+                    println!("      {}: {}", step.effect, step.why);
+                }
             }
         }
     }
@@ -276,12 +289,12 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     for ((e, g), n) in pairs {
         println!("  {e} -> {g}: {n}");
     }
-    // The goal is 90 % and 95 % (issue 13); these floors are the figures reached so far, so a
-    // change that makes decisions worse fails here.
-    assert!(tool_share >= 0.80, "tool decisions {tool_share:.3} < 0.80");
+    // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
+    // figures reached, so a change that makes decisions worse fails here.
+    assert!(tool_share >= 0.90, "tool decisions {tool_share:.3} < 0.90");
     assert!(
-        chat_share >= 0.91,
-        "chit-chat left alone {chat_share:.3} < 0.91"
+        chat_share >= 0.95,
+        "chit-chat left alone {chat_share:.3} < 0.95"
     );
 }
 

@@ -4,7 +4,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::super::{Compiler, SourceFile, did_you_mean};
-use super::{ArgExtract, ChoiceDef, NumberDef, TextDef};
+use super::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
 use crate::diag::Diagnostic;
 use crate::rules::Extraction;
 use crate::text::{Normalizer, WordMatcher};
@@ -146,9 +146,37 @@ impl Compiler<'_> {
                 .map(|(k, v)| (norm.normalize(k), *v))
                 .collect();
             units.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
+            let mut words = Vec::new();
+            for (w, &value) in &n.words {
+                let (stem, whole) = match w.strip_suffix('$') {
+                    Some(stem) => (stem, true),
+                    None => (w.as_str(), false),
+                };
+                let stem = norm.normalize(stem.trim());
+                if stem.is_empty() || !stem.chars().all(char::is_alphanumeric) {
+                    self.error(
+                        "bad-word",
+                        format!("'{w}': a number word is one word (letters and digits)"),
+                        file,
+                        &format!("{p}/words"),
+                    );
+                } else if !value.is_finite() || value < 0.0 {
+                    self.error(
+                        "extract-bad-value",
+                        format!("'{w}': a number word's value is a number of 0 or more"),
+                        file,
+                        &format!("{p}/words"),
+                    );
+                } else {
+                    words.push(NumberWord { stem, whole, value });
+                }
+            }
+            // The longest stem first: «fifteen» before «fif».
+            words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
             NumberDef {
                 patterns,
                 units,
+                words,
                 integer: kind == "integer",
             }
         });

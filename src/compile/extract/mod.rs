@@ -41,7 +41,47 @@ struct NumberDef {
     patterns: Vec<Regex>,
     /// Longest first.
     units: Vec<(String, f64)>,
+    /// Numbers written as words, longest stem first.
+    words: Vec<NumberWord>,
     integer: bool,
+}
+
+/// One number word: a normalised stem (or a whole word) and its value.
+#[derive(Debug, Clone)]
+struct NumberWord {
+    stem: String,
+    whole: bool,
+    value: f64,
+}
+
+/// A word worth this much or more multiplies the number words before it («seven thousand»).
+const MULTIPLIER: f64 = 1000.0;
+
+/// Text with its runs of number words written as digits, and the way back to the original's
+/// byte offsets.
+struct Digits {
+    text: String,
+    /// `(start in text, end in text, start in the original, end in the original)` of each
+    /// rewritten run, in order.
+    runs: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Digits {
+    /// The original's byte offset of a byte offset of the rewritten text (a run maps to its
+    /// whole original span).
+    fn back(&self, at: usize, end: bool) -> usize {
+        let mut shift = 0isize;
+        for &(s, e, os, oe) in &self.runs {
+            if at < s || (end && at == s) {
+                break;
+            }
+            if at < e || (end && at == e) {
+                return if end { oe } else { os };
+            }
+            shift = oe as isize - e as isize;
+        }
+        (at as isize + shift).max(0) as usize
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +99,81 @@ pub struct ExtractInput<'a> {
     pub normalized: &'a str,
     /// The name of the file open in the interface.
     pub open_file: Option<&'a str>,
+}
+
+impl<'a> ExtractInput<'a> {
+    /// The words of the original message at these byte offsets of the normalised one
+    /// (normalising maps one character to one character; when it did not, the normalised
+    /// words).
+    pub fn original_of(&self, start: usize, end: usize) -> &'a str {
+        let normalized = self.normalized.get(start..end).unwrap_or_default();
+        if self.original.chars().count() != self.normalized.chars().count() {
+            return normalized;
+        }
+        original_slice(self.original, self.normalized, start, end).unwrap_or(normalized)
+    }
+}
+
+/// The part of `original` at these byte offsets of `normalized`, which has the same characters
+/// one for one (`None` when the offsets are not character boundaries of `normalized`).
+pub fn original_slice<'a>(
+    original: &'a str,
+    normalized: &str,
+    start: usize,
+    end: usize,
+) -> Option<&'a str> {
+    let from = normalized.get(..start)?.chars().count();
+    let len = normalized.get(start..end)?.chars().count();
+    let mut offsets = original
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(original.len()));
+    let s = offsets.nth(from)?;
+    let e = if len == 0 { s } else { offsets.nth(len - 1)? };
+    original.get(s..e)
+}
+
+/// A string value with `$0`, `$1`, `$name` or `${name}` replaced by what those groups matched,
+/// in the words of the original message (its capitals kept); `$$` is a `$`.
+fn expand(template: &str, captures: &regex::Captures<'_>, input: &ExtractInput<'_>) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+            continue;
+        }
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(close) => (&braced[..close], &braced[close + 1..]),
+                None => ("", after),
+            },
+            None => {
+                let len = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..len], &after[len..])
+            }
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let group = match name.parse::<usize>() {
+            Ok(i) => captures.get(i),
+            Err(_) => captures.name(name),
+        };
+        if let Some(m) = group {
+            out.push_str(input.original_of(m.start(), m.end()));
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A value found for an argument, and where.
@@ -116,12 +231,10 @@ impl ArgExtract {
                 let consumed = captures.is_some();
                 let value = match (&choice.value, captures) {
                     (Value::String(s), Some(c)) if s.contains('$') => {
-                        let mut out = String::new();
-                        c.expand(s, &mut out);
-                        Value::from(out.trim())
+                        Value::from(expand(s, &c, input).trim())
                     }
                     (Value::String(s), None) if s.contains('$') => {
-                        Value::from(s.replace("$0", &text[start..end]))
+                        Value::from(s.replace("$0", input.original_of(start, end)))
                     }
                     (v, _) => v.clone(),
                 };
@@ -153,27 +266,16 @@ impl ArgExtract {
         }
     }
 
-    /// Every word hit in `text`: (choice, start, end, entry), found one at a time (each found
-    /// word is blanked, same byte length, so the next search finds the next one).
+    /// Every word hit in `text`: (choice, start, end, entry), in message order, none inside
+    /// the whole word of an earlier one.
     fn word_hits(&self, text: &str) -> Vec<(usize, usize, usize, usize)> {
-        let mut hits = Vec::new();
-        let Some(mut hit) = self.words.find(text) else {
-            return hits;
-        };
-        let mut blank = text.to_owned();
-        while let Some(&(choice, _)) = self.word_entries.get(hit.entry) {
-            hits.push((choice, hit.start, hit.end, hit.entry));
-            let (s, e) = whole_word(&blank, hit.start, hit.end);
-            if e <= s || hits.len() > 64 {
-                break;
-            }
-            blank.replace_range(s..e, &" ".repeat(e - s));
-            match self.words.find(&blank) {
-                Some(h) => hit = h,
-                None => break,
-            }
-        }
-        hits
+        separate_hits(&self.words, text)
+            .into_iter()
+            .filter_map(|(hit, _)| {
+                let &(choice, _) = self.word_entries.get(hit.entry)?;
+                Some((choice, hit.start, hit.end, hit.entry))
+            })
+            .collect()
     }
 
     /// Free text: the message without the command words and without `taken` (the spans that
@@ -182,17 +284,11 @@ impl ArgExtract {
         let def = self.text.as_ref()?;
         let text = input.normalized;
         let mut cut: Vec<(usize, usize)> = taken.to_vec();
-        // Word hits, one at a time: each found word is blanked (same byte length) so the next
-        // search finds the next one.
-        let mut blank = text.to_owned();
-        while let Some(hit) = def.drop.find(&blank) {
-            let (s, e) = whole_word(&blank, hit.start, hit.end);
-            if e <= s {
-                break;
-            }
-            cut.push((s, e));
-            blank.replace_range(s..e, &" ".repeat(e - s));
-        }
+        cut.extend(
+            separate_hits(&def.drop, text)
+                .into_iter()
+                .map(|(_, word)| word),
+        );
         for re in &def.drop_patterns {
             cut.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
         }
@@ -221,7 +317,97 @@ impl ArgExtract {
 }
 
 impl NumberDef {
-    fn find(&self, text: &str) -> Option<Filled> {
+    /// The value of one word, if it is a number word.
+    fn word_value(&self, word: &str) -> Option<f64> {
+        self.words
+            .iter()
+            .find(|w| {
+                if w.whole {
+                    word == w.stem
+                } else {
+                    word.starts_with(&w.stem)
+                }
+            })
+            .map(|w| w.value)
+    }
+
+    /// `text` with each run of number words (separated by spaces or hyphens only) written as
+    /// one number; `None` when it has none. A run's leading multipliers are left as they are,
+    /// so «15 thousand» keeps its unit for the patterns.
+    fn digits(&self, text: &str) -> Option<Digits> {
+        if self.words.is_empty() {
+            return None;
+        }
+        let mut words: Vec<(usize, usize, f64)> = Vec::new();
+        let mut start = None;
+        for (i, ch) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            match (ch.is_alphanumeric(), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if let Some(v) = self.word_value(&text[s..i]) {
+                        words.push((s, i, v));
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut runs: Vec<(usize, usize, f64)> = Vec::new();
+        let mut k = 0;
+        while k < words.len() {
+            let mut j = k;
+            while j + 1 < words.len()
+                && text[words[j].1..words[j + 1].0]
+                    .chars()
+                    .all(|c| c == ' ' || c == '-')
+            {
+                j += 1;
+            }
+            let run = &words[k..=j];
+            let lead = run.iter().take_while(|w| w.2 >= MULTIPLIER).count();
+            if let (Some(first), Some(last)) = (run.get(lead), run.last()) {
+                let (mut total, mut current) = (0.0, 0.0);
+                for &(_, _, v) in &run[lead..] {
+                    if v >= MULTIPLIER {
+                        total += if current == 0.0 { 1.0 } else { current } * v;
+                        current = 0.0;
+                    } else if v >= 100.0 && current > 0.0 && current < v {
+                        // «seven hundred»: a hundred counts the number before it.
+                        current *= v;
+                    } else {
+                        current += v;
+                    }
+                }
+                runs.push((first.0, last.1, total + current));
+            }
+            k = j + 1;
+        }
+        if runs.is_empty() {
+            return None;
+        }
+        let mut out = Digits {
+            text: String::with_capacity(text.len()),
+            runs: Vec::with_capacity(runs.len()),
+        };
+        let mut from = 0;
+        for (s, e, v) in runs {
+            out.text.push_str(&text[from..s]);
+            let at = out.text.len();
+            out.text.push_str(&v.to_string());
+            out.runs.push((at, out.text.len(), s, e));
+            from = e;
+        }
+        out.text.push_str(&text[from..]);
+        Some(out)
+    }
+
+    fn find(&self, original: &str) -> Option<Filled> {
+        let digits = self.digits(original);
+        let text = digits.as_ref().map_or(original, |d| d.text.as_str());
+        let back = |at: usize, end: bool| digits.as_ref().map_or(at, |d| d.back(at, end));
         for re in &self.patterns {
             for c in re.captures_iter(text) {
                 let (Some(whole), Some(digits)) = (c.get(0), c.name("number")) else {
@@ -247,21 +433,44 @@ impl NumberDef {
                 } else {
                     Value::from(n)
                 };
+                let (start, end) = (back(whole.start(), false), back(whole.end(), true));
+                let said = original.get(start..end).unwrap_or_default();
+                let read = if said == whole.as_str() {
+                    String::new()
+                } else {
+                    format!(" (read as '{}')", whole.as_str())
+                };
                 return Some(Filled {
                     value,
-                    span: Some((whole.start(), whole.end())),
+                    span: Some((start, end)),
                     consumed: true,
-                    why: format!(
-                        "number from '{}' at {}..{}",
-                        whole.as_str(),
-                        whole.start(),
-                        whole.end()
-                    ),
+                    why: format!("number from '{said}'{read} at {start}..{end}"),
                 });
             }
         }
         None
     }
+}
+
+/// The hits of `words` in `text` the way a reader takes them: in message order (exact before
+/// a typo at the same place, then entry order), each with the whole words it touches, skipping
+/// a hit that starts inside an earlier one's words. At most 64.
+fn separate_hits(words: &WordMatcher, text: &str) -> Vec<(crate::text::Hit, (usize, usize))> {
+    let mut all = Vec::new();
+    words.each_hit(text, |h| all.push(h));
+    all.sort_unstable_by_key(|h| (h.start, h.typo, h.entry, h.end));
+    let mut out: Vec<(crate::text::Hit, (usize, usize))> = Vec::new();
+    for hit in all {
+        if out.last().is_some_and(|(_, (_, e))| hit.start < *e) {
+            continue;
+        }
+        let word = whole_word(text, hit.start, hit.end);
+        if word.1 <= word.0 || out.len() >= 64 {
+            break;
+        }
+        out.push((hit, word));
+    }
+    out
 }
 
 /// Widens a byte span to the whole words it touches.
@@ -389,6 +598,50 @@ pub fn is_free_text(property: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn numbers(patterns: &[&str]) -> NumberDef {
+        let word = |stem: &str, whole, value| NumberWord {
+            stem: stem.into(),
+            whole,
+            value,
+        };
+        let mut words = vec![
+            word("one", true, 1.0),
+            word("seven", false, 7.0),
+            word("twenty", false, 20.0),
+            word("hundred", false, 100.0),
+            word("thousand", false, 1000.0),
+        ];
+        words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
+        NumberDef {
+            patterns: patterns
+                .iter()
+                .map(|p| Regex::new(p).expect("re"))
+                .collect(),
+            units: vec![("thousand".into(), 1000.0)],
+            words,
+            integer: false,
+        }
+    }
+
+    #[test]
+    fn numbers_in_words_are_read_as_digits_and_mapped_back() {
+        let n = numbers(&[r"under (?P<number>[0-9]+)(?: (?P<unit>thousand))?"]);
+        let text = "boots under seven thousand one hundred please";
+        let f = n.find(text).expect("a number");
+        assert_eq!(f.value, Value::from(7100));
+        let (s, e) = f.span.expect("span");
+        assert_eq!(&text[s..e], "under seven thousand one hundred");
+        // Digits with a unit word keep the unit for the pattern.
+        let f = n.find("boots under 15 thousand").expect("a number");
+        assert_eq!(f.value, Value::from(15000));
+        // «one» is whole: «ones» is no number; «twenty seven» adds up.
+        assert!(n.find("under ones").is_none());
+        assert_eq!(
+            n.find("under twenty-seven").map(|f| f.value),
+            Some(Value::from(27))
+        );
+    }
 
     #[test]
     fn whole_words_and_kept_text() {

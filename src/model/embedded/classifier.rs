@@ -2,11 +2,12 @@
 //! multinomial logistic regression, trained deterministically. Generic: classes are numbers,
 //! texts are any language.
 //!
-//! The hot path (one message) allocates three small buffers and hashes each feature once:
-//! features are FNV-1a hashes of the n-gram's characters, resolved to dense ids through an
-//! open-addressing table built at training time (the hash is the key, so looking one up is a
-//! multiply and a probe or two, no `HashMap` hashing). The dot product walks the known
-//! features' weight rows; the best class and the runner-up are tracked, never sorted.
+//! The hot path (one message) allocates nothing once its thread has classified a message (the
+//! buffers are per thread) and hashes each feature once: features are FNV-1a hashes of the
+//! n-gram's characters, resolved to dense ids through an open-addressing table built at
+//! training time (the hash is the key, so looking one up is a multiply and a probe or two, no
+//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class;
+//! the best class and the runner-up are tracked, never sorted.
 
 use std::collections::HashMap;
 
@@ -57,9 +58,33 @@ pub struct Classifier {
     /// The weight of a feature never seen in training (counts towards the message's length, so
     /// a message of mostly unknown words gets low confidence).
     unseen_idf: f32,
-    /// Feature-major: the weights of feature `f` are `weights[f * classes..][..classes]`.
+    /// Feature-major, while training: the weights of feature `f` are
+    /// `weights[f * classes..][..classes]`. Emptied once trained (see `rows`).
     weights: Vec<f32>,
+    /// The trained weights as served: one byte per class and feature, `rows[f * stride..]`,
+    /// times the feature's `scales[f]` (`stride` is `classes` rounded up to 16, zeros after
+    /// the last class, so the inner loop is whole vector steps with no scalar tail). A quarter of the memory of `f32` weights, so a message
+    /// touches a quarter of the cache lines (the weights of ~150 features are the hot path's
+    /// memory traffic); the rounding moves a probability by well under 1 %.
+    rows: Vec<i8>,
+    stride: usize,
+    scales: Vec<f32>,
     bias: Vec<f32>,
+}
+
+/// Per-thread buffers of the hot path, so classifying a message allocates nothing once a
+/// thread has classified one.
+#[derive(Default)]
+struct Scratch {
+    hashes: Vec<u64>,
+    padded: Vec<char>,
+    known: Vec<u32>,
+    unseen: Vec<u64>,
+    logits: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 impl Classifier {
@@ -102,12 +127,38 @@ impl Classifier {
             idf,
             unseen_idf: (1.0 + n).ln() + 1.0,
             weights: Vec::new(),
+            rows: Vec::new(),
+            stride: classes.next_multiple_of(16),
+            scales: Vec::new(),
             bias: vec![0.0; classes],
         };
         model.weights = vec![0.0; model.idf.len() * classes];
         let vectors: Vec<Vec<(usize, f32)>> = docs.iter().map(|d| model.vector(d)).collect();
         sgd(&mut model, examples, &vectors, training);
+        model.quantize();
         model
+    }
+
+    /// Turns the training weights into the served bytes and scales.
+    fn quantize(&mut self) {
+        let classes = self.classes.max(1);
+        let features = self.weights.len() / classes;
+        let stride = self.stride;
+        self.rows = vec![0; features * stride];
+        self.scales = vec![0.0; features];
+        for f in 0..features {
+            let row = &self.weights[f * classes..][..classes];
+            let max = row.iter().fold(0.0f32, |m, w| m.max(w.abs()));
+            if max == 0.0 {
+                continue;
+            }
+            let scale = max / 127.0;
+            self.scales[f] = scale;
+            for (q, w) in self.rows[f * stride..][..classes].iter_mut().zip(row) {
+                *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
+            }
+        }
+        self.weights = Vec::new();
     }
 
     /// How many classes it tells apart.
@@ -123,7 +174,7 @@ impl Classifier {
         allowed: &[bool],
     ) -> Vec<(usize, f32)> {
         let mut logits = vec![0.0f32; self.classes];
-        self.logits(&normalizer.normalize(text), allowed, &[], &mut logits);
+        self.logits(&normalizer.normalize(text), &[], &mut logits);
         softmax(&mut logits, allowed);
         logits
             .into_iter()
@@ -135,53 +186,106 @@ impl Classifier {
     /// The best allowed class and the runner-up for normalised `text`; `bias` (one number per
     /// class, or empty) is added to the scores before they become probabilities.
     pub fn top(&self, normalized: &str, allowed: &[bool], bias: &[f32]) -> Option<Top> {
-        let mut logits = vec![0.0f32; self.classes];
-        self.logits(normalized, allowed, bias, &mut logits);
-        let mut best: Option<(usize, f32)> = None;
-        let mut second: Option<(usize, f32)> = None;
-        for (c, &z) in logits.iter().enumerate() {
-            if !allowed.get(c).copied().unwrap_or(false) {
-                continue;
-            }
-            if best.is_none_or(|b| z > b.1) {
-                second = best;
-                best = Some((c, z));
-            } else if second.is_none_or(|s| z > s.1) {
-                second = Some((c, z));
-            }
-        }
-        let (b, zb) = best?;
-        // Softmax relative to the best logit: exp(0) for the best, the rest smaller.
-        let sum: f32 = logits
-            .iter()
-            .zip(allowed)
-            .filter(|(_, ok)| **ok)
-            .map(|(z, _)| (z - zb).exp())
-            .sum();
-        Some(Top {
-            best: (b, 1.0 / sum),
-            runner_up: second.map(|(c, z)| (c, (z - zb).exp() / sum)),
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let mut logits = std::mem::take(&mut scratch.logits);
+            logits.resize(self.stride, 0.0);
+            self.scores(normalized, bias, &mut scratch, &mut logits);
+            let top = best_two(&logits[..self.classes], allowed);
+            scratch.logits = logits;
+            top
         })
     }
 
-    /// The scores of the allowed classes for normalised text (the others stay at their bias).
-    fn logits(&self, normalized: &str, allowed: &[bool], bias: &[f32], out: &mut [f32]) {
-        let x = self.vector(&counted(features(normalized)));
-        out.copy_from_slice(&self.bias);
-        for (o, b) in out.iter_mut().zip(bias) {
-            *o += b;
-        }
-        // Every class, allowed or not: a branch-free loop the compiler vectorises; the classes
-        // not allowed are ignored by the caller.
-        let _ = allowed;
-        for &(f, v) in &x {
-            let row = &self.weights[f * self.classes..][..self.classes];
-            for (o, w) in out.iter_mut().zip(row) {
-                *o += w * v;
-            }
-        }
+    /// The scores of every class for normalised text; `bias` (one number per class, or empty)
+    /// is added.
+    fn logits(&self, normalized: &str, bias: &[f32], out: &mut [f32]) {
+        let mut padded = vec![0.0; self.stride];
+        SCRATCH
+            .with(|scratch| self.scores(normalized, bias, &mut scratch.borrow_mut(), &mut padded));
+        out.copy_from_slice(&padded[..self.classes]);
     }
 
+    /// The hot path: features hashed into the scratch buffers, looked up, counted (a sort of a
+    /// few hundred ids), then each known feature's row of bytes added to the scores. The
+    /// message's length (unseen features included) divides at the end, once per class.
+    /// `out` has `stride` places; the ones past the last class stay 0.
+    fn scores(&self, normalized: &str, bias: &[f32], s: &mut Scratch, out: &mut [f32]) {
+        let Scratch {
+            hashes,
+            padded,
+            known,
+            unseen,
+            ..
+        } = s;
+        hashes.clear();
+        features_into(normalized, hashes, padded);
+        known.clear();
+        unseen.clear();
+        for &h in hashes.iter() {
+            match self.vocabulary.get(h) {
+                Some(id) => known.push(id),
+                None => unseen.push(h),
+            }
+        }
+        known.sort_unstable();
+        unseen.sort_unstable();
+        let sublinear = |n: usize| if n == 1 { 1.0 } else { 1.0 + (n as f32).ln() };
+        let mut norm = 0.0f32;
+        for run in unseen.chunk_by(|a, b| a == b) {
+            norm += (sublinear(run.len()) * self.unseen_idf).powi(2);
+        }
+        let stride = self.stride;
+        let out = &mut out[..stride];
+        out.fill(0.0);
+        for run in known.chunk_by(|a, b| a == b) {
+            let f = run[0] as usize;
+            let v = sublinear(run.len()) * self.idf[f];
+            norm += v * v;
+            let vs = v * self.scales[f];
+            let row = &self.rows[f * stride..][..stride];
+            for (o, &q) in out.iter_mut().zip(row) {
+                *o += f32::from(q) * vs;
+            }
+        }
+        let inv = if norm > 0.0 { 1.0 / norm.sqrt() } else { 0.0 };
+        for (c, o) in out[..self.classes].iter_mut().enumerate() {
+            *o = *o * inv + self.bias[c] + bias.get(c).copied().unwrap_or(0.0);
+        }
+    }
+}
+
+/// The best allowed class and the runner-up, with their probabilities (a softmax over the
+/// allowed classes, relative to the best score; nothing sorted).
+fn best_two(logits: &[f32], allowed: &[bool]) -> Option<Top> {
+    let mut best: Option<(usize, f32)> = None;
+    let mut second: Option<(usize, f32)> = None;
+    for (c, &z) in logits.iter().enumerate() {
+        if !allowed.get(c).copied().unwrap_or(false) {
+            continue;
+        }
+        if best.is_none_or(|b| z > b.1) {
+            second = best;
+            best = Some((c, z));
+        } else if second.is_none_or(|s| z > s.1) {
+            second = Some((c, z));
+        }
+    }
+    let (b, zb) = best?;
+    // Softmax relative to the best logit: exp(0) for the best, the rest smaller.
+    let sum: f32 = logits
+        .iter()
+        .zip(allowed)
+        .filter(|(_, ok)| **ok)
+        .map(|(z, _)| (z - zb).exp())
+        .sum();
+    Some(Top {
+        best: (b, 1.0 / sum),
+        runner_up: second.map(|(c, z)| (c, (z - zb).exp() / sum)),
+    })
+}
+
+impl Classifier {
     /// TF-IDF weights of the known features, scaled so the whole message (unseen features
     /// included) has unit length.
     fn vector(&self, doc: &[(u64, f32)]) -> Vec<(usize, f32)> {
@@ -208,9 +312,10 @@ impl Classifier {
     }
 }
 
-/// Plain SGD over the examples in a fixed shuffled order, the weights averaged over the second
-/// half of training, so the answer does not depend on which examples happened to come last
-/// (two classes with the same examples end up tied, as they should).
+/// Plain SGD over the examples in an order keyed by each example's text (see `keys`), the
+/// weights averaged over the second half of training, so the answer does not depend on which
+/// examples happened to come last (two classes with the same examples end up tied, as they
+/// should).
 fn sgd(
     model: &mut Classifier,
     examples: &[(usize, &str)],
@@ -218,9 +323,36 @@ fn sgd(
     training: Training,
 ) {
     let classes = model.classes;
-    let mut order: Vec<usize> = (0..examples.len()).collect();
-    let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
+    // One training point per distinct text: a text given to several classes is one point whose
+    // target is shared among them, so those classes get the same updates and stay tied (the
+    // router then asks back rather than guess).
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut points: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (class, text)) in examples.iter().enumerate() {
+        let next = points.len();
+        let p = *first.entry(*text).or_insert(next);
+        if p == next {
+            points.push((i, Vec::new()));
+        }
+        if !points[p].1.contains(class) {
+            points[p].1.push(*class);
+        }
+    }
+    // Each point's place in an epoch comes from its own text, never from its position in the
+    // list: adding or removing one example leaves the others in the same relative order, so
+    // the model (and unrelated decisions) barely move.
+    let keys: Vec<u64> = points
+        .iter()
+        .map(|(i, _)| {
+            examples[*i]
+                .1
+                .bytes()
+                .fold(BASIS, |h, b| step(h, u32::from(b)))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..points.len()).collect();
     let mut logits = vec![0.0f32; classes];
+    let mut target = vec![0.0f32; classes];
     let mut step = vec![0.0f32; classes];
     let mut moving: Vec<usize> = Vec::with_capacity(classes);
     let all = vec![true; classes];
@@ -229,11 +361,16 @@ fn sgd(
     let mut averaged = 0u32;
     // Plain index loops: this runs in unoptimised test builds too.
     for epoch in 0..training.epochs {
-        shuffle(&mut order, &mut rng);
+        let salt = mix(epoch as u64 + 1);
+        order.sort_unstable_by_key(|&p| (mix(keys[p] ^ salt), p));
         let rate = training.rate / (1.0 + training.decay * epoch as f32);
         let shrink = rate * training.l2;
-        for &i in &order {
-            let (class, x) = (examples[i].0, &vectors[i]);
+        for &p in &order {
+            let (i, ref labels) = points[p];
+            let x = &vectors[i];
+            for &c in labels {
+                target[c] = 1.0 / labels.len() as f32;
+            }
             logits.copy_from_slice(&model.bias);
             for &(f, v) in x {
                 let row = &model.weights[f * classes..(f + 1) * classes];
@@ -244,13 +381,16 @@ fn sgd(
             softmax(&mut logits, &all);
             moving.clear();
             for c in 0..classes {
-                let g = logits[c] - if c == class { 1.0 } else { 0.0 };
+                let g = logits[c] - target[c];
                 // Classes already (almost) right for this example are left alone.
                 if g.abs() >= 1e-3 {
                     step[c] = rate * g;
                     model.bias[c] -= step[c];
                     moving.push(c);
                 }
+            }
+            for &c in labels {
+                target[c] = 0.0;
             }
             for &(f, v) in x {
                 let row = &mut model.weights[f * classes..(f + 1) * classes];
@@ -348,15 +488,12 @@ fn softmax(z: &mut [f32], allowed: &[bool]) {
     }
 }
 
-/// Fisher-Yates with a fixed xorshift generator: the same order on every machine.
-fn shuffle(order: &mut [usize], state: &mut u64) {
-    for i in (1..order.len()).rev() {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        let j = (*state % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
+/// A 64-bit mixer (splitmix64's finaliser): nearby inputs give unrelated outputs.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// Sorted feature hashes with their counts.
@@ -373,10 +510,15 @@ fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
 }
 
 /// The feature hashes of normalised text, one per occurrence: character 3- to 5-grams of each
-/// word padded with a boundary mark, and each word's first five characters.
+/// word padded with a boundary mark, each word's first five characters, and the whole word.
 pub(super) fn features(text: &str) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
-    let mut padded: Vec<char> = Vec::with_capacity(32);
+    features_into(text, &mut out, &mut Vec::with_capacity(32));
+    out
+}
+
+/// [`features`] into `out`, with `padded` as the word buffer.
+fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
     let table = word_chars();
     let is_word = |c: char| {
         table
@@ -389,15 +531,31 @@ pub(super) fn features(text: &str) -> Vec<u64> {
         padded.push(' ');
         padded.extend(word.chars());
         padded.push(' ');
-        for n in 3..=5 {
-            for gram in padded.windows(n) {
-                out.push(hash(b'c', gram));
+        // The 3-, 4- and 5-grams starting at each place share their first characters, and the
+        // hash extends a prefix: three hashes for the price of five steps.
+        let tag = step(BASIS, u32::from(b'c'));
+        for start in 0..padded.len().saturating_sub(2) {
+            let mut h = tag;
+            for (k, &c) in padded[start..].iter().take(5).enumerate() {
+                h = step(h, c as u32);
+                if k >= 2 {
+                    out.push(h);
+                }
             }
         }
         let stem = &padded[1..padded.len() - 1];
-        out.push(hash(b'w', &stem[..stem.len().min(5)]));
+        let mut h = step(BASIS, u32::from(b'w'));
+        for (k, &c) in stem.iter().enumerate() {
+            h = step(h, c as u32);
+            if k + 1 == 5 {
+                out.push(h);
+            }
+        }
+        if stem.len() < 5 {
+            out.push(hash(b'w', stem));
+        }
+        out.push(hash(b'x', stem));
     }
-    out
 }
 
 /// Whether each of the first 0x800 code points is alphanumeric, computed once:
@@ -411,20 +569,20 @@ fn word_chars() -> &'static [bool] {
     })
 }
 
-/// FNV-1a over a tag and the characters (each as four little-endian bytes).
+/// FNV-1a's offset basis.
+const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One FNV-1a step over a whole character (not its bytes: a quarter of the multiplications;
+/// the feature table's multiply-shift spreads the result).
+fn step(h: u64, c: u32) -> u64 {
+    (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// FNV-1a over a tag and the characters, one step per character.
 fn hash(tag: u8, chars: &[char]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325_u64;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    };
-    eat(tag);
-    for c in chars {
-        for b in (*c as u32).to_le_bytes() {
-            eat(b);
-        }
-    }
-    h
+    chars
+        .iter()
+        .fold(step(BASIS, u32::from(tag)), |h, &c| step(h, c as u32))
 }
 
 #[cfg(test)]

@@ -7,9 +7,12 @@
 //!
 //! - **Features**: the message normalised by the rules (lower case, folds), cut into words;
 //!   character 3- to 5-grams of each word with its boundaries (so inflected forms share most
-//!   features) and each word's first five characters; TF-IDF weighted, unit length.
-//! - **Classifier**: multinomial logistic regression trained by SGD in a fixed order, so the same
-//!   rules always give the same model and the same answers.
+//!   features), each word's first five characters and the whole word; TF-IDF weighted, unit
+//!   length.
+//! - **Classifier**: multinomial logistic regression trained by SGD, each example visited at a
+//!   place keyed by its own text (not its place in the list), so the same rules always give the
+//!   same model, and one example more or less barely moves the others' decisions. Served as one
+//!   byte per class and feature.
 //! - **Decision**: probabilities over the classes possible here (tools offered in this context,
 //!   auto skills, leaving the active skill, no tool). The best class is called only when its
 //!   probability reaches `router.embedded.threshold` and beats the second by `margin`;
@@ -269,6 +272,12 @@ impl Index {
                     bias.resize(self.targets.len(), 0.0);
                     bias[class] += b;
                 }
+            }
+            if rule.boost_chat != 0.0
+                && let Some(class) = self.targets.iter().position(|t| *t == Target::Chat)
+            {
+                bias.resize(self.targets.len(), 0.0);
+                bias[class] += rule.boost_chat;
             }
         }
         bias

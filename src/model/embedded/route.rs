@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::{Index, Ranking, Target};
-use crate::compile::extract::{ExtractInput, fill_arguments};
+use crate::compile::extract::{ExtractInput, fill_arguments, original_slice};
 use crate::model::{ModelAnswer, ModelNote, RawCall, RouterInput};
 
 /// The embedded router's answer for this input.
@@ -36,7 +36,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     for (ranking, (start, end)) in plan {
         notes.push(confidence(&ranking, two.then(|| &normalized[start..end])));
         let part = ExtractInput {
-            original: original_slice(original, &normalized, start, end),
+            original: original_slice(original, &normalized, start, end).unwrap_or(original),
             normalized: &normalized[start..end],
             open_file: input
                 .ui
@@ -104,14 +104,23 @@ fn split(
     if input.router.max_calls < 2 || connectives.is_empty() {
         return None;
     }
-    let mut cuts: Vec<(usize, usize)> = connectives
-        .iter()
-        .flat_map(|c| {
-            normalized
-                .match_indices(c.as_str())
-                .map(|(i, m)| (i, i + m.len()))
-        })
-        .collect();
+    let mut cuts: Vec<(usize, usize)> = match &input.router.embedded.connective_finder {
+        Some(finder) => finder
+            .find_overlapping_iter(normalized)
+            .map(|m| (m.start(), m.end()))
+            .collect(),
+        None => connectives
+            .iter()
+            .flat_map(|c| {
+                normalized
+                    .match_indices(c.as_str())
+                    .map(|(i, m)| (i, i + m.len()))
+            })
+            .collect(),
+    };
+    if cuts.is_empty() {
+        return None;
+    }
     cuts.sort_unstable();
     cuts.dedup_by_key(|c| c.0);
     for (at, after) in cuts {
@@ -164,24 +173,6 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
     ModelNote { effect, why }
 }
 
-/// The part of the original message at these byte offsets of its normalised form
-/// (normalising maps one character to one character).
-fn original_slice<'a>(original: &'a str, normalized: &str, start: usize, end: usize) -> &'a str {
-    let from = normalized[..start].chars().count();
-    let len = normalized[start..end].chars().count();
-    let mut offsets = original
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(original.len()));
-    let s = offsets.nth(from).unwrap_or(original.len());
-    let e = if len == 0 {
-        s
-    } else {
-        offsets.nth(len - 1).unwrap_or(original.len())
-    };
-    original.get(s..e).unwrap_or(original)
-}
-
 #[cfg(test)]
 mod tests {
     use super::original_slice;
@@ -192,12 +183,12 @@ mod tests {
         let normalized = original.to_lowercase();
         let at = normalized.find(" und ").expect("connective");
         assert_eq!(
-            original_slice(original, &normalized, 0, at),
+            original_slice(original, &normalized, 0, at).unwrap_or_default(),
             "Zeigen Sie die STATISTIK"
         );
         let after = at + " und ".len();
         assert_eq!(
-            original_slice(original, &normalized, after, normalized.len()),
+            original_slice(original, &normalized, after, normalized.len()).unwrap_or_default(),
             "Schreiben Sie Über"
         );
     }
