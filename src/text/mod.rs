@@ -193,19 +193,22 @@ pub fn compile_pattern(pattern: &str) -> Result<Regex, EntryError> {
 /// [`compile_pattern`], for the scanner: it runs a pattern anchored where one of its prefixes
 /// was found, which the `regex` crate's API cannot ask for.
 pub fn compile_list_pattern(pattern: &str) -> Result<MetaRegex, EntryError> {
+    // A pattern that starts at a word boundary is searched only where its prefix starts a
+    // word, anchored there: the forward engines suffice (no lazy DFA, hence no reverse NFA to
+    // build; it would give up on Unicode word boundaries in non-ASCII text anyway), and only
+    // the whole match is read. Any other pattern keeps the lazy DFA and the prefilters for its
+    // search through the rest of the message.
+    let at_words = pattern.starts_with("\\b");
     let built = (pattern.len() <= MAX_PATTERN_LEN)
         .then(|| {
             MetaRegex::builder()
                 .configure(
-                    // Searches start where a prefix was found and end within a message: the
-                    // forward engines suffice (no lazy DFA, hence no reverse NFA to build; it
-                    // would give up on Unicode word boundaries in non-ASCII text anyway), and
-                    // only the whole match is read.
                     MetaRegex::config()
                         .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                        .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
                         .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
-                        .auto_prefilter(false)
-                        .hybrid(false)
+                        .auto_prefilter(!at_words)
+                        .hybrid(!at_words)
                         .dfa(false),
                 )
                 .syntax(regex_automata::util::syntax::Config::new().nest_limit(64))

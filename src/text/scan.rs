@@ -193,12 +193,19 @@ impl Scanner {
                 let Some(re) = re else { continue };
                 let k = u32::try_from(s.patterns.len()).unwrap_or(u32::MAX);
                 let source = spec.sources.get(e).map_or("", String::as_str);
-                match literal_prefixes(source) {
+                // A pattern anchored at the start of the message is tried there once, not
+                // wherever its first words occur.
+                let prefixes = if source.starts_with('^') {
+                    None
+                } else {
+                    literal_prefixes(source)
+                };
+                match prefixes {
                     // A pattern that starts with `\b` and a word character can only match at a
                     // word start: its prefixes are looked for where the stems are.
                     Some(prefixes) if source.starts_with("\\b") && at_word_start(&prefixes) => {
                         for prefix in prefixes {
-                            let prefix = String::from_utf8(prefix).unwrap_or_default();
+                            let prefix = utf8_start(&prefix).to_owned();
                             let next = word_firsts.len();
                             let i = *word_firsts.entry(prefix).or_insert(next);
                             push_at(&mut s.word_heads, i, Target::Pattern(k));
@@ -512,12 +519,18 @@ fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: 
 
 /// Whether every prefix is text that starts with a word character.
 fn at_word_start(prefixes: &[Vec<u8>]) -> bool {
-    prefixes.iter().all(|p| {
-        std::str::from_utf8(p)
-            .ok()
-            .and_then(|p| p.chars().next())
-            .is_some_and(is_word)
-    })
+    prefixes
+        .iter()
+        .all(|p| utf8_start(p).chars().next().is_some_and(is_word))
+}
+
+/// The longest whole-character start of a literal prefix (the extractor may cut one in the
+/// middle of a letter when the letters that may follow share their first byte).
+fn utf8_start(prefix: &[u8]) -> &str {
+    match std::str::from_utf8(prefix) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default(),
+    }
 }
 
 /// Literal byte strings one of which every match of `pattern` starts with, if there is such a
@@ -692,5 +705,26 @@ mod tests {
         let text = "to be paid up to 30 m";
         let h = s.scan(text).get(0).expect("a hit");
         assert_eq!((&text[h.start..h.end], h.entry), ("to 30 m", 2));
+        // Anchored at the start: tried there only; a prefix cut inside a letter still counts.
+        let sources = words(&[r"^(?:so\s+)?what\b", r"\b\u{3BA}\u{3B1}(\u{3BB}|\u{3BC})"]);
+        let patterns: Vec<Option<MetaRegex>> = sources
+            .iter()
+            .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
+            .collect();
+        let spec = ListSpec {
+            words: &[],
+            patterns: &patterns,
+            sources: &sources,
+            options: &opts,
+        };
+        let s = Scanner::new(&[spec], &Normalizer::default());
+        assert_eq!(s.scan("so what is it").get(0).map(|h| h.entry), Some(0));
+        assert!(s.scan("and so what").get(0).is_none());
+        assert_eq!(
+            s.scan("so \u{3BA}\u{3B1}\u{3BB}\u{3B7}")
+                .get(0)
+                .map(|h| h.start),
+            Some("so ".len())
+        );
     }
 }
