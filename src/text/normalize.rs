@@ -235,7 +235,7 @@ impl Normalizer {
     fn fold_all(&self, text: &str) -> Option<(String, Vec<(u32, u32)>)> {
         let look_alikes = !self.options.look_alikes.is_empty();
         let bytes = text.as_bytes();
-        let mut out: Vec<u8> = Vec::with_capacity(text.len() + 8);
+        let mut out = String::with_capacity(text.len() + 8);
         let mut words: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 6 + 1);
         // Where the current word started in `out`, and the block of its first letter.
         let mut word_start: Option<usize> = None;
@@ -279,23 +279,15 @@ impl Normalizer {
                     }
                 }
             }
-            match code {
-                0..0x80 => out.push(code as u8),
-                0x80..0x800 => {
-                    out.extend_from_slice(&[0xC0 | (code >> 6) as u8, 0x80 | (code & 0x3F) as u8])
-                }
-                _ => {
-                    let mut buf = [0u8; 4];
-                    let c = char::from_u32(code)?;
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                }
-            }
+            // The table holds chars, so this never fails (and a failure would fall back to
+            // the slow path, not panic).
+            out.push(char::from_u32(code)?);
             i += len;
         }
         if let Some(start) = word_start {
             words.push((offset(start), offset(out.len())));
         }
-        Some((String::from_utf8(out).ok()?, words))
+        Some((out, words))
     }
 
     /// Whether `c` is something the options remove or compose.
