@@ -5,6 +5,7 @@
 #   (default rules/; e.g. a grown pack from examples/gen_pack.rs).
 # Installs wrk from Debian's packages if missing. With two or more cores the server is pinned to
 # the first (SERVER_CPU) and wrk to the second (CLIENT_CPU), so they do not take turns on one.
+# WORKERS=N passes --workers N to the server (default: one per core it may use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-none}
@@ -25,7 +26,7 @@ fi
 cargo build --release -q --bin turnout
 out=$(mktemp)
 lua=$(mktemp --suffix .lua)
-"${pin_server[@]}" ./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" --rules "$rules" >"$out" 2>/dev/null &
+"${pin_server[@]}" ./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" --rules "$rules" ${WORKERS:+--workers "$WORKERS"} >"$out" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$out" "$lua"' EXIT
 for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
