@@ -287,7 +287,7 @@ impl<'a> Compiler<'a> {
         self.integrations();
         let router = self.router(&skills, &normalizer);
         let search = self.search();
-        let pre_rules = self.pre_rules();
+        let pre_rules = self.pre_rules(&tools);
         let guards = self.guards(tools.len());
         self.unused_lists(&lists);
         self.diagnostics.sort_by_key(|d| {

@@ -54,7 +54,7 @@ impl Compiler<'_> {
         })
     }
 
-    pub(super) fn pre_rules(&mut self) -> Vec<PreRuleDef> {
+    pub(super) fn pre_rules(&mut self, tools: &[super::ruleset::ToolDef]) -> Vec<PreRuleDef> {
         let mut out = Vec::new();
         for (file, rf) in self.files {
             for (i, r) in rf.pre_rules.iter().enumerate() {
@@ -75,14 +75,31 @@ impl Compiler<'_> {
                             .filter_map(|(j, c)| {
                                 let p = format!("{base}/calls/{j}/tool");
                                 let tool = self.tool_ref(&c.tool, file, &p)?;
-                                Some(CallTemplateDef {
-                                    tool,
-                                    arguments: c
-                                        .arguments
-                                        .iter()
-                                        .map(|(k, v)| (k.clone(), template(v)))
-                                        .collect(),
-                                })
+                                let mut arguments = Vec::with_capacity(c.arguments.len());
+                                for (k, v) in &c.arguments {
+                                    let t = template(v);
+                                    let def = tools.get(tool);
+                                    if matches!(t, ArgTemplate::Extract)
+                                        && def.is_some_and(|d| !d.extract.iter().any(|x| x.name == *k))
+                                    {
+                                        let at = format!("{base}/calls/{j}/arguments/{k}");
+                                        let d = Diagnostic::error(
+                                            "no-extract",
+                                            format!(
+                                                "'{{extract}}' fills '{k}' as tool '{}' extracts it, but the tool has no `extract` for '{k}'",
+                                                c.tool
+                                            ),
+                                        )
+                                        .at(Some(file.locate(&at)))
+                                        .hint(format!(
+                                            "add `extract: {{{k}: ...}}` to tool '{}', or write the value here",
+                                            c.tool
+                                        ));
+                                        self.diagnostics.push(d);
+                                    }
+                                    arguments.push((k.clone(), t));
+                                }
+                                Some(CallTemplateDef { tool, arguments })
                             })
                             .collect(),
                     ),
@@ -131,11 +148,15 @@ impl Compiler<'_> {
     }
 }
 
-/// Splits `{message}` and `{open_file}` out of string arguments once, at compile time.
+/// Splits `{message}` and `{open_file}` out of string arguments once, at compile time;
+/// `"{extract}"` alone asks for the tool's own extraction of the argument.
 fn template(v: &Value) -> ArgTemplate {
     let Some(s) = v.as_str() else {
         return ArgTemplate::Value(v.clone());
     };
+    if s == "{extract}" {
+        return ArgTemplate::Extract;
+    }
     if !s.contains("{message}") && !s.contains("{open_file}") {
         return ArgTemplate::Value(v.clone());
     }

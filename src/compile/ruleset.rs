@@ -169,6 +169,8 @@ pub(crate) struct CallTemplateDef {
 pub(crate) enum ArgTemplate {
     Value(Value),
     Text(Vec<TemplatePart>),
+    /// `"{extract}"`: filled as the tool's `extract` says for this argument.
+    Extract,
 }
 
 #[derive(Debug)]

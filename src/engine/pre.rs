@@ -39,7 +39,7 @@ impl Run<'_> {
                     let arguments = t
                         .arguments
                         .iter()
-                        .map(|(k, v)| (k.clone(), self.fill(v)))
+                        .filter_map(|(k, v)| Some((k.clone(), self.fill(t.tool, k, v)?)))
                         .collect();
                     self.calls.push(Pending {
                         tool: t.tool,
@@ -59,9 +59,26 @@ impl Run<'_> {
         true
     }
 
-    fn fill(&self, arg: &ArgTemplate) -> Value {
-        match arg {
+    /// The argument's value; `None` when `{extract}` found nothing and has no default (the
+    /// call is then validated without it).
+    fn fill(&self, tool: usize, name: &str, arg: &ArgTemplate) -> Option<Value> {
+        Some(match arg {
             ArgTemplate::Value(v) => v.clone(),
+            ArgTemplate::Extract => {
+                let x = self.cx.rs.tools[tool]
+                    .extract
+                    .iter()
+                    .find(|x| x.name == name)?;
+                let input = crate::compile::extract::ExtractInput {
+                    original: self.cx.req.user_message().unwrap_or_default(),
+                    normalized: self.cx.text,
+                    open_file: self.cx.open_file(),
+                };
+                x.fill_fixed(&input)
+                    .or_else(|| x.fill_text(&input, &[]))
+                    .or_else(|| x.default_value())?
+                    .value
+            }
             ArgTemplate::Text(parts) => {
                 let mut s = String::new();
                 for p in parts {
@@ -77,6 +94,6 @@ impl Run<'_> {
                 }
                 Value::String(s)
             }
-        }
+        })
     }
 }

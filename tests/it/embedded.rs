@@ -268,6 +268,55 @@ fn a_bad_extraction_is_refused_where_it_is_written() {
     );
 }
 
+const SHOP_PRE_RULE: &str = r#"
+pre_rules:
+  - id: buy-means-shop
+    description: a message that says buy is a shopping request, with the tool's own arguments
+    when: {mentions: buy_words}
+    then:
+      calls: [{tool: shop, arguments: {query: "{extract}", kind: "{extract}", max_price: "{extract}"}}]
+word_lists:
+  - id: buy_words
+    description: buying
+    words: [buy]"#;
+
+#[test]
+fn a_pre_rule_call_fills_its_arguments_as_the_tools_extract_says() {
+    let loaded = extracting_pack(&format!("{SHOP_EXTRACT}{SHOP_PRE_RULE}"));
+    let rs = loaded
+        .ruleset
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let d = turnout::engine::decide_without_model(&rs, &say("buy Nike running shoes under 2k"))
+        .expect("decided");
+    assert_eq!(tools(&d), ["shop"], "{:#?}", d.trace);
+    assert_eq!(d.calls[0].arguments["kind"], "shoes");
+    assert_eq!(d.calls[0].arguments["max_price"], 2000);
+    assert!(
+        d.calls[0].arguments["query"]
+            .as_str()
+            .is_some_and(|q| q.contains("Nike running shoes")),
+        "{}",
+        d.calls[0].arguments
+    );
+    // Nothing to extract and no default: the argument is left out, and validation says so.
+    let d = turnout::engine::decide_without_model(&rs, &say("buy it")).expect("decided");
+    assert!(
+        d.calls
+            .iter()
+            .all(|c| c.arguments.get("max_price").is_none())
+    );
+
+    // A tool without an `extract` for the argument: refused where the template is written.
+    let loaded = extracting_pack(SHOP_PRE_RULE);
+    assert!(loaded.ruleset.is_none());
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "no-extract")
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    assert!(d.location.is_some() && d.message.contains("'query'"), "{d}");
+}
+
 /// Copies the shipped rules (without their tests) into a temporary directory, with the
 /// router's timeout set to `timeout_ms`.
 fn rules_copy(timeout_ms: u64) -> tempfile::TempDir {
