@@ -681,21 +681,25 @@ mod tests {
         assert!(hits.get(1).is_some() && hits.get(0).is_none());
     }
 
-    #[test]
-    fn patterns_run_only_from_their_prefix_and_keep_word_boundaries() {
-        let sources = words(&[r"\btop\s*\d+", r"\d+\s*k\b", r"\bto\s+\d+\s*m\b"]);
+    /// One list of patterns only.
+    fn pattern_scanner(sources: &[&str]) -> Scanner {
+        let sources = words(sources);
         let patterns: Vec<Option<MetaRegex>> = sources
             .iter()
             .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
             .collect();
-        let opts = ListOptions::default();
         let spec = ListSpec {
             words: &[],
             patterns: &patterns,
             sources: &sources,
-            options: &opts,
+            options: &ListOptions::default(),
         };
-        let s = Scanner::new(&[spec], &Normalizer::default());
+        Scanner::new(&[spec], &Normalizer::default())
+    }
+
+    #[test]
+    fn patterns_run_only_from_their_prefix_and_keep_word_boundaries() {
+        let s = pattern_scanner(&[r"\btop\s*\d+", r"\d+\s*k\b", r"\bto\s+\d+\s*m\b"]);
         let text = "stop 5, or rather top 10";
         let h = s.scan(text).get(0).expect("a hit");
         assert_eq!(&text[h.start..h.end], "top 10");
@@ -706,18 +710,7 @@ mod tests {
         let h = s.scan(text).get(0).expect("a hit");
         assert_eq!((&text[h.start..h.end], h.entry), ("to 30 m", 2));
         // Anchored at the start: tried there only; a prefix cut inside a letter still counts.
-        let sources = words(&[r"^(?:so\s+)?what\b", r"\b\u{3BA}\u{3B1}(\u{3BB}|\u{3BC})"]);
-        let patterns: Vec<Option<MetaRegex>> = sources
-            .iter()
-            .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
-            .collect();
-        let spec = ListSpec {
-            words: &[],
-            patterns: &patterns,
-            sources: &sources,
-            options: &opts,
-        };
-        let s = Scanner::new(&[spec], &Normalizer::default());
+        let s = pattern_scanner(&[r"^(?:so\s+)?what\b", r"\b\u{3BA}\u{3B1}(\u{3BB}|\u{3BC})"]);
         assert_eq!(s.scan("so what is it").get(0).map(|h| h.entry), Some(0));
         assert!(s.scan("and so what").get(0).is_none());
         assert_eq!(
