@@ -128,6 +128,14 @@ impl Coverage {
                 item.covered = true;
             }
         });
+        // A negation that kept a list from matching ("не удаляй") did its job: its entry is
+        // exercised, although no rule consults the negation list itself.
+        for n in rs.scanner.scan(&text).negations() {
+            let (l, e) = (n.by.list as usize, n.by.hit.entry);
+            if let Some(item) = self.lists.get_mut(l).and_then(|c| c.entries.get_mut(e)) {
+                item.covered = true;
+            }
+        }
     }
 
     /// (exercised, all) rules.

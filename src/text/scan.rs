@@ -127,6 +127,11 @@ impl Hits {
         self.negated.iter().find(|n| n.list as usize == list)
     }
 
+    /// Each list that matched only where a negation stood before it, with its first such hit.
+    pub fn negations(&self) -> impl Iterator<Item = &Negated> {
+        self.negated.iter()
+    }
+
     /// The lists that matched, in list order.
     pub fn lists(&self) -> impl Iterator<Item = usize> + '_ {
         self.first.iter().map(|h| h.list as usize)

@@ -366,6 +366,36 @@ fn min_coverage_fails_below_the_threshold() {
 }
 
 #[test]
+fn a_negation_that_spared_a_match_counts_as_exercised() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("tests/lint/unused-list/base.yaml"),
+        dir.path().join("base.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        "word_lists:\n  - id: buy_verbs\n    description: buying\n    negated_by: {list: negations, within: 0}\n    words: [buy]\n  - id: negations\n    description: what makes a verb a prohibition\n    words: [not$, never$]\nguards:\n  - id: buying-is-no-search\n    description: a purchase is not a search\n    tools: [shop_search]\n    drop_when: {mentions: buy_verbs}\n",
+    )
+    .expect("write");
+    std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("tests/cases.yaml"),
+        "cases:\n  - name: do not buy keeps the search\n    request: {messages: [{role: user, content: 'do not buy it'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [shop_search]}\n",
+    )
+    .expect("write");
+    let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "word list 'negations': 1 of 2 entries never matched in a test case: 'never$'"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn coverage_lists_what_no_case_exercised() {
     // Two rules, one exercised; a list with an entry no message contains.
     let dir = tempfile::tempdir().expect("tempdir");
