@@ -128,7 +128,7 @@ impl Coverage {
                 item.covered = true;
             }
         });
-        // A negation that kept a list from matching ("не удаляй") did its job: its entry is
+        // A negation that kept a list from matching ("do not delete") did its job: its entry is
         // exercised, although no rule consults the negation list itself.
         for n in rs.scanner.scan(&text).negations() {
             let (l, e) = (n.by.list as usize, n.by.hit.entry);
