@@ -365,25 +365,26 @@ fn min_coverage_fails_below_the_threshold() {
     );
 }
 
-#[test]
-fn a_negation_that_spared_a_match_counts_as_exercised() {
+/// The `unused-list` fixture's base plus `rules` (rules.yaml) and `cases` (tests/cases.yaml).
+fn coverage_pack(rules: &str, cases: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::copy(
         root().join("tests/lint/unused-list/base.yaml"),
         dir.path().join("base.yaml"),
     )
     .expect("copy");
-    std::fs::write(
-        dir.path().join("rules.yaml"),
-        "word_lists:\n  - id: buy_verbs\n    description: buying\n    negated_by: {list: negations, within: 0}\n    words: [buy]\n  - id: negations\n    description: what makes a verb a prohibition\n    words: [not$, never$]\nguards:\n  - id: buying-is-no-search\n    description: a purchase is not a search\n    tools: [shop_search]\n    drop_when: {mentions: buy_verbs}\n",
-    )
-    .expect("write");
+    std::fs::write(dir.path().join("rules.yaml"), rules).expect("write");
     std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.path().join("tests/cases.yaml"),
+    std::fs::write(dir.path().join("tests/cases.yaml"), cases).expect("write");
+    dir
+}
+
+#[test]
+fn a_negation_that_spared_a_match_counts_as_exercised() {
+    let dir = coverage_pack(
+        "word_lists:\n  - id: buy_verbs\n    description: buying\n    negated_by: {list: negations, within: 0}\n    words: [buy]\n  - id: negations\n    description: what makes a verb a prohibition\n    words: [not$, never$]\nguards:\n  - id: buying-is-no-search\n    description: a purchase is not a search\n    tools: [shop_search]\n    drop_when: {mentions: buy_verbs}\n",
         "cases:\n  - name: do not buy keeps the search\n    request: {messages: [{role: user, content: 'do not buy it'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [shop_search]}\n",
-    )
-    .expect("write");
+    );
     let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -398,23 +399,10 @@ fn a_negation_that_spared_a_match_counts_as_exercised() {
 #[test]
 fn coverage_lists_what_no_case_exercised() {
     // Two rules, one exercised; a list with an entry no message contains.
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(
-        root().join("tests/lint/unused-list/base.yaml"),
-        dir.path().join("base.yaml"),
-    )
-    .expect("copy");
-    std::fs::write(
-        dir.path().join("rules.yaml"),
+    let dir = coverage_pack(
         "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello, hi$]\n    patterns: ['\\bhey+\\b']\nguards:\n  - id: greeting-shop\n    description: a greeting is not a purchase\n    tools: [shop_search]\n    drop_when: {mentions: greetings}\n  - id: short-draw\n    description: too short to draw\n    tools: [draw]\n    drop_when: {shorter_than: 2}\n",
-    )
-    .expect("write");
-    std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.path().join("tests/cases.yaml"),
         "cases:\n  - name: hello heyyy stops the shop\n    request: {messages: [{role: user, content: 'Hello, heyyy'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [], fired: [greeting-shop]}\n",
-    )
-    .expect("write");
+    );
     let d = dir.path().to_str().expect("utf-8");
     let out = turnout(&["lint", d]);
     let stdout = text(&out.stdout);
@@ -448,23 +436,10 @@ fn coverage_lists_what_no_case_exercised() {
 #[test]
 fn a_list_consulted_only_by_a_rule_that_was_not_evaluated_is_not_exercised() {
     // The guard watches another tool, so its list is never looked up, whatever the message says.
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(
-        root().join("tests/lint/unused-list/base.yaml"),
-        dir.path().join("base.yaml"),
-    )
-    .expect("copy");
-    std::fs::write(
-        dir.path().join("rules.yaml"),
+    let dir = coverage_pack(
         "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello]\nguards:\n  - id: greeting-draw\n    description: a greeting is not a picture\n    tools: [draw]\n    drop_when: {mentions: greetings}\n",
-    )
-    .expect("write");
-    std::fs::create_dir(dir.path().join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.path().join("tests/cases.yaml"),
         "cases:\n  - name: hello shop\n    request: {messages: [{role: user, content: hello}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [shop_search]}\n",
-    )
-    .expect("write");
+    );
     let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("word-list entries 0/1"), "{stdout}");
