@@ -320,7 +320,6 @@ impl Compiler<'_> {
             .map(|l| ListSpec {
                 words: &l.entries[..l.words],
                 patterns: &l.patterns,
-                sources: &l.entries[l.words..],
                 options: &l.options,
             })
             .collect();

@@ -133,7 +133,7 @@ pub struct SkillDef {
 pub(crate) struct ListDef {
     pub id: Arc<str>,
     /// Its patterns, compiled (`None` for one that does not compile).
-    pub patterns: Vec<Option<crate::text::MetaRegex>>,
+    pub patterns: Vec<Option<crate::text::ListPattern>>,
     pub options: ListOptions,
     /// `words` then `patterns`, as written, for the trace.
     pub entries: Vec<String>,

@@ -9,18 +9,20 @@
 
 mod fuzzy;
 mod normalize;
+mod pattern;
 mod phrase;
 mod scan;
 mod word_matcher;
 
 use normalize::TABLE_LEN;
 pub use normalize::{Normalized, Normalizer, NormalizerOptions};
+pub use pattern::{ListPattern, compile_list_pattern};
 pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};
 pub use word_matcher::WordMatcher;
 
 use regex::{Regex, RegexBuilder};
-pub use regex_automata::meta::Regex as MetaRegex;
+use regex_automata::meta::Regex as MetaRegex;
 
 /// How many other words a `…` in a `words` entry allows when the list does not say.
 pub const DEFAULT_GAP: usize = 2;
@@ -187,43 +189,6 @@ pub fn compile_pattern(pattern: &str) -> Result<Regex, EntryError> {
         return Err(EntryError::MatchesEmpty);
     }
     Ok(re)
-}
-
-/// Compiles one word-list `patterns` entry, with the same limits and messages as
-/// [`compile_pattern`], for the scanner: it runs a pattern anchored where one of its prefixes
-/// was found, which the `regex` crate's API cannot ask for.
-pub fn compile_list_pattern(pattern: &str) -> Result<MetaRegex, EntryError> {
-    // A pattern that starts at a word boundary is searched only where its prefix starts a
-    // word, anchored there: the forward engines suffice (no lazy DFA, hence no reverse NFA to
-    // build; it would give up on Unicode word boundaries in non-ASCII text anyway), and only
-    // the whole match is read. Any other pattern keeps the lazy DFA and the prefilters for its
-    // search through the rest of the message.
-    let at_words = pattern.starts_with("\\b");
-    let built = (pattern.len() <= MAX_PATTERN_LEN)
-        .then(|| {
-            MetaRegex::builder()
-                .configure(
-                    MetaRegex::config()
-                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                        .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
-                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
-                        .auto_prefilter(!at_words)
-                        .hybrid(!at_words)
-                        .dfa(false),
-                )
-                .syntax(regex_automata::util::syntax::Config::new().nest_limit(64))
-                .build(pattern)
-                .ok()
-        })
-        .flatten();
-    match built {
-        Some(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
-        Some(re) => Ok(re),
-        // The `regex` crate's message for what went wrong (the one users know).
-        None => Err(compile_pattern(pattern)
-            .err()
-            .unwrap_or_else(|| EntryError::Regex("the pattern cannot be compiled".into()))),
-    }
 }
 
 fn regex_message(e: &regex::Error) -> String {

@@ -16,6 +16,7 @@ use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
 use regex_automata::Input;
 
 use super::fuzzy::FuzzyStems;
+use super::pattern::{ListPattern, PatternStart};
 use super::phrase::{self, Phrase, parse_phrase};
 use super::{Hit, MetaRegex, Normalizer, each_word_start, is_word};
 
@@ -39,9 +40,7 @@ pub struct ListOptions {
 #[derive(Debug, Clone, Copy)]
 pub struct ListSpec<'a> {
     pub words: &'a [String],
-    pub patterns: &'a [Option<MetaRegex>],
-    /// The patterns as written (same order).
-    pub sources: &'a [String],
+    pub patterns: &'a [Option<ListPattern>],
     pub options: &'a ListOptions,
 }
 
@@ -197,35 +196,24 @@ impl Scanner {
             for (e, re) in spec.patterns.iter().enumerate() {
                 let Some(re) = re else { continue };
                 let k = u32::try_from(s.patterns.len()).unwrap_or(u32::MAX);
-                let source = spec.sources.get(e).map_or("", String::as_str);
-                // A pattern anchored at the start of the message is tried there once, not
-                // wherever its first words occur.
-                let prefixes = if source.starts_with('^') {
-                    None
-                } else {
-                    literal_prefixes(source)
-                };
-                match prefixes {
-                    // A pattern that starts with `\b` and a word character can only match at a
-                    // word start: its prefixes are looked for where the stems are.
-                    Some(prefixes) if source.starts_with("\\b") && at_word_start(&prefixes) => {
+                match &re.start {
+                    PatternStart::AtWords(prefixes) => {
                         for prefix in prefixes {
-                            let prefix = utf8_start(&prefix).to_owned();
                             let next = word_firsts.len();
-                            let i = *word_firsts.entry(prefix).or_insert(next);
+                            let i = *word_firsts.entry(prefix.clone()).or_insert(next);
                             push_at(&mut s.word_heads, i, Target::Pattern(k));
                         }
                     }
-                    Some(prefixes) => {
+                    PatternStart::Prefixes(prefixes) => {
                         for prefix in prefixes {
-                            let i = key_index(&mut any_firsts, &mut any_keys, prefix);
+                            let i = key_index(&mut any_firsts, &mut any_keys, prefix.clone());
                             push_at(&mut s.any_heads, i, Target::Pattern(k));
                         }
                     }
-                    None => s.unanchored.push(k),
+                    PatternStart::Anywhere => s.unanchored.push(k),
                 }
                 s.patterns.push(Pattern {
-                    re: re.clone(),
+                    re: re.re.clone(),
                     list,
                     entry: u32::try_from(spec.words.len() + e).unwrap_or(u32::MAX),
                 });
@@ -522,40 +510,6 @@ fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: 
     keys.len() - 1
 }
 
-/// Whether every prefix is text that starts with a word character.
-fn at_word_start(prefixes: &[Vec<u8>]) -> bool {
-    prefixes
-        .iter()
-        .all(|p| utf8_start(p).chars().next().is_some_and(is_word))
-}
-
-/// The longest whole-character start of a literal prefix (the extractor may cut one in the
-/// middle of a letter when the letters that may follow share their first byte).
-fn utf8_start(prefix: &[u8]) -> &str {
-    match std::str::from_utf8(prefix) {
-        Ok(s) => s,
-        Err(e) => std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default(),
-    }
-}
-
-/// Literal byte strings one of which every match of `pattern` starts with, if there is such a
-/// finite set of non-empty ones.
-fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = regex_syntax::ParserBuilder::new()
-        .nest_limit(64)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
-    seq.optimize_for_prefix_by_preference();
-    let lits = seq.literals()?;
-    if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
-        return None;
-    }
-    Some(lits.iter().map(|l| l.as_bytes().to_vec()).collect())
-}
-
 /// Anchored walk from `start`: calls `f(end, stem)` for every stem that starts exactly there.
 /// Stops as soon as no stem can continue.
 fn walk<A: Automaton>(a: &A, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
@@ -590,7 +544,6 @@ mod tests {
             .map(|(w, o)| ListSpec {
                 words: w,
                 patterns: &[],
-                sources: &[],
                 options: o,
             })
             .collect();
@@ -688,15 +641,13 @@ mod tests {
 
     /// One list of patterns only.
     fn pattern_scanner(sources: &[&str]) -> Scanner {
-        let sources = words(sources);
-        let patterns: Vec<Option<MetaRegex>> = sources
+        let patterns: Vec<Option<ListPattern>> = sources
             .iter()
             .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
             .collect();
         let spec = ListSpec {
             words: &[],
             patterns: &patterns,
-            sources: &sources,
             options: &ListOptions::default(),
         };
         Scanner::new(&[spec], &Normalizer::default())

@@ -2,7 +2,7 @@
 
 use super::phrase::{self, parse_phrase};
 use super::scan::{ListOptions, ListSpec, Scanner};
-use super::{Hit, MetaRegex, Normalizer};
+use super::{Hit, ListPattern, Normalizer};
 
 /// One word list on its own: what a rule file's list compiles to when it is matched alone
 /// (e.g. argument extraction), with the same semantics as in a [`Scanner`].
@@ -14,7 +14,7 @@ pub struct WordMatcher {
 impl WordMatcher {
     /// Builds the matcher; bad entries are skipped.
     pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
-        let compiled: Vec<Option<MetaRegex>> = patterns
+        let compiled: Vec<Option<ListPattern>> = patterns
             .iter()
             .map(|p| super::compile_list_pattern(p).ok())
             .collect();
@@ -25,7 +25,6 @@ impl WordMatcher {
         let spec = ListSpec {
             words,
             patterns: &compiled,
-            sources: patterns,
             options: &options,
         };
         Self {
