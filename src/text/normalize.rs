@@ -43,8 +43,6 @@ pub struct NormalizerOptions {
 pub struct Normalizer {
     /// (from, to) pairs, applied after lower-casing.
     folds: Vec<(char, char)>,
-    /// The normalised form of every code point below `TABLE_LEN`.
-    table: Box<[char; TABLE_LEN]>,
     /// For each code point below `TABLE_LEN`, what the one-pass fold needs in one read: its
     /// normalised form (low 21 bits), whether that is a word character ([`WORD`]), and whether
     /// it is a mark or an invisible character the options ask to handle ([`SPECIAL`]).
@@ -109,23 +107,13 @@ impl Normalizer {
         options: NormalizerOptions,
     ) -> Self {
         let folds: Vec<(char, char)> = folds.into_iter().collect();
-        let mut table = Box::new(['\0'; TABLE_LEN]);
-        for (u, slot) in (0u32..).zip(table.iter_mut()) {
-            *slot = char::from_u32(u).map_or('\u{FFFD}', |c| slow_fold(&folds, c));
-        }
         let mut entries = Box::new([0u32; TABLE_LEN]);
-        for ((u, slot), &folded) in (0u32..).zip(entries.iter_mut()).zip(table.iter()) {
-            let special = char::from_u32(u).is_some_and(|c| {
-                (options.compose && is_mark(c))
-                    || (options.strip_invisible && invisible(c).is_some())
-            });
-            *slot = folded as u32
-                | if super::is_word(folded) { WORD } else { 0 }
-                | if special { SPECIAL } else { 0 };
+        for (u, slot) in (0u32..).zip(entries.iter_mut()) {
+            let c = char::from_u32(u).unwrap_or('\u{FFFD}');
+            *slot = entry(c, slow_fold(&folds, c), &options);
         }
         Self {
             folds,
-            table,
             entries,
             options,
         }
@@ -252,10 +240,7 @@ impl Normalizer {
                 (self.entries[code], 2)
             } else {
                 let c = text[i..].chars().next()?;
-                let folded = self.fold(c);
-                let word = if super::is_word(folded) { WORD } else { 0 };
-                let special = if self.is_special(c) { SPECIAL } else { 0 };
-                (folded as u32 | word | special, c.len_utf8())
+                (entry(c, self.fold(c), &self.options), c.len_utf8())
             };
             if entry & SPECIAL != 0 {
                 return None;
@@ -290,18 +275,22 @@ impl Normalizer {
         Some((out, words))
     }
 
-    /// Whether `c` is something the options remove or compose.
-    fn is_special(&self, c: char) -> bool {
-        (self.options.compose && is_mark(c))
-            || (self.options.strip_invisible && invisible(c).is_some())
-    }
-
     fn fold(&self, c: char) -> char {
-        match self.table.get(c as usize) {
-            Some(&f) => f,
+        match self.entries.get(c as usize) {
+            Some(&e) => char::from_u32(e & CODE).unwrap_or(c),
             None => slow_fold(&self.folds, c),
         }
     }
+}
+
+/// What the one-pass fold needs to know of `c`, folded to `folded`: see
+/// the `entries` field of [`Normalizer`].
+fn entry(c: char, folded: char, options: &NormalizerOptions) -> u32 {
+    let special =
+        (options.compose && is_mark(c)) || (options.strip_invisible && invisible(c).is_some());
+    folded as u32
+        | if super::is_word(folded) { WORD } else { 0 }
+        | if special { SPECIAL } else { 0 }
 }
 
 /// [`is_combining_mark`] through a table for the first code points (the lookup is a hash).
