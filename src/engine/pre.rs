@@ -74,10 +74,7 @@ impl Run<'_> {
                     normalized: self.cx.text,
                     open_file: self.cx.open_file(),
                 };
-                x.fill_fixed(&input)
-                    .or_else(|| x.fill_text(&input, &[]))
-                    .or_else(|| x.default_value())?
-                    .value
+                x.fill_alone(&input)?.value
             }
             ArgTemplate::Text(parts) => {
                 let mut s = String::new();
