@@ -75,30 +75,18 @@ impl Compiler<'_> {
                             .filter_map(|(j, c)| {
                                 let p = format!("{base}/calls/{j}/tool");
                                 let tool = self.tool_ref(&c.tool, file, &p)?;
-                                let mut arguments = Vec::with_capacity(c.arguments.len());
-                                for (k, v) in &c.arguments {
-                                    let t = template(v);
-                                    let def = tools.get(tool);
-                                    if matches!(t, ArgTemplate::Extract)
-                                        && def.is_some_and(|d| !d.extract.iter().any(|x| x.name == *k))
-                                    {
+                                let arguments = c
+                                    .arguments
+                                    .iter()
+                                    .map(|(k, v)| {
                                         let at = format!("{base}/calls/{j}/arguments/{k}");
-                                        let d = Diagnostic::error(
-                                            "no-extract",
-                                            format!(
-                                                "'{{extract}}' fills '{k}' as tool '{}' extracts it, but the tool has no `extract` for '{k}'",
-                                                c.tool
-                                            ),
-                                        )
-                                        .at(Some(file.locate(&at)))
-                                        .hint(format!(
-                                            "add `extract: {{{k}: ...}}` to tool '{}', or write the value here",
-                                            c.tool
-                                        ));
-                                        self.diagnostics.push(d);
-                                    }
-                                    arguments.push((k.clone(), t));
-                                }
+                                        let t = template(v);
+                                        if matches!(t, ArgTemplate::Extract) {
+                                            self.check_extracted(file, &at, tools.get(tool), k);
+                                        }
+                                        (k.clone(), t)
+                                    })
+                                    .collect();
                                 Some(CallTemplateDef { tool, arguments })
                             })
                             .collect(),
@@ -145,6 +133,33 @@ impl Compiler<'_> {
             }
         }
         (guards, by_tool)
+    }
+
+    /// `"{extract}"` for argument `name` needs the tool to say how it extracts it.
+    fn check_extracted(
+        &mut self,
+        file: &super::SourceFile,
+        at: &str,
+        tool: Option<&super::ruleset::ToolDef>,
+        name: &str,
+    ) {
+        let Some(tool) = tool else { return };
+        if tool.extract.iter().any(|x| x.name == name) {
+            return;
+        }
+        let d = Diagnostic::error(
+            "no-extract",
+            format!(
+                "'{{extract}}' fills '{name}' as tool '{}' extracts it, but the tool has no `extract` for '{name}'",
+                tool.id
+            ),
+        )
+        .at(Some(file.locate(at)))
+        .hint(format!(
+            "add `extract: {{{name}: ...}}` to tool '{}', or write the value here",
+            tool.id
+        ));
+        self.diagnostics.push(d);
     }
 }
 
