@@ -15,6 +15,12 @@ pub(super) const TABLE_LEN: usize = 0x800;
 
 /// Bits of a [`Normalizer`] table entry above the code point.
 const CODE: u32 = 0x1F_FFFF;
+/// One more than the 128-code-point block of a letter, when look-alikes are folded (0: not a
+/// letter, or no look-alikes).
+const BLOCK: u32 = 0xFF << BLOCK_SHIFT;
+const BLOCK_SHIFT: u32 = 21;
+/// The character is its own normalised form.
+const SAME: u32 = 1 << 29;
 const WORD: u32 = 1 << 30;
 const SPECIAL: u32 = 1 << 31;
 
@@ -44,8 +50,10 @@ pub struct Normalizer {
     /// (from, to) pairs, applied after lower-casing.
     folds: Vec<(char, char)>,
     /// For each code point below `TABLE_LEN`, what the one-pass fold needs in one read: its
-    /// normalised form (low 21 bits), whether that is a word character ([`WORD`]), and whether
-    /// it is a mark or an invisible character the options ask to handle ([`SPECIAL`]).
+    /// normalised form (low 21 bits), whether that is the character itself ([`SAME`]), its
+    /// block if it is a letter and look-alikes are folded ([`BLOCK`]), whether it is a word
+    /// character ([`WORD`]), and whether the careful path must handle it ([`SPECIAL`]: a mark
+    /// or an invisible character the options ask to handle).
     entries: Box<[u32; TABLE_LEN]>,
     options: NormalizerOptions,
 }
@@ -221,13 +229,15 @@ impl Normalizer {
     /// two Unicode blocks (a look-alike may hide in it). Most messages have none of these (a
     /// Latin brand name among Cyrillic words is not one), and then this one pass is all.
     fn fold_all(&self, text: &str) -> Option<(String, Vec<(u32, u32)>)> {
-        let look_alikes = !self.options.look_alikes.is_empty();
         let bytes = text.as_bytes();
         let mut out = String::with_capacity(text.len() + 8);
         let mut words: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 6 + 1);
-        // Where the current word started in `out`, and the block of its first letter.
+        // `out` holds `text[..copied]` normalised; `text[copied..i]` needs no change and is
+        // copied in one piece when a character that changes comes, or at the end.
+        let mut copied = 0;
+        // Where the current word started in `out`, and the block of its letters (0: none yet).
         let mut word_start: Option<usize> = None;
-        let mut block: Option<u32> = None;
+        let mut block = 0;
         let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
@@ -245,30 +255,35 @@ impl Normalizer {
             if entry & SPECIAL != 0 {
                 return None;
             }
-            let code = entry & CODE;
+            let at = out.len() + (i - copied);
             if entry & WORD == 0 {
-                block = None;
+                block = 0;
                 if let Some(start) = word_start.take() {
-                    words.push((offset(start), offset(out.len())));
+                    words.push((offset(start), offset(at)));
                 }
             } else {
                 if word_start.is_none() {
-                    word_start = Some(out.len());
+                    word_start = Some(at);
                 }
-                if look_alikes && (code >= 0x80 || (code as u8).is_ascii_alphabetic()) {
-                    let here = code >> 7;
-                    match block {
-                        None => block = Some(here),
-                        Some(first) if first != here => return None,
-                        Some(_) => {}
+                let here = entry & BLOCK;
+                if here != 0 {
+                    if block == 0 {
+                        block = here;
+                    } else if block != here {
+                        return None;
                     }
                 }
             }
-            // The table holds chars, so this never fails (and a failure would fall back to
-            // the slow path, not panic).
-            out.push(char::from_u32(code)?);
+            if entry & SAME == 0 {
+                out.push_str(text.get(copied..i)?);
+                // The table holds chars, so this never fails (and a failure would fall back
+                // to the slow path, not panic).
+                out.push(char::from_u32(entry & CODE)?);
+                copied = i + len;
+            }
             i += len;
         }
+        out.push_str(text.get(copied..)?);
         if let Some(start) = word_start {
             words.push((offset(start), offset(out.len())));
         }
@@ -286,10 +301,24 @@ impl Normalizer {
 /// What the one-pass fold needs to know of `c`, folded to `folded`: see
 /// the `entries` field of [`Normalizer`].
 fn entry(c: char, folded: char, options: &NormalizerOptions) -> u32 {
-    let special =
-        (options.compose && is_mark(c)) || (options.strip_invisible && invisible(c).is_some());
-    folded as u32
-        | if super::is_word(folded) { WORD } else { 0 }
+    let code = folded as u32;
+    let word = super::is_word(folded);
+    // A letter's block, for telling a word that mixes scripts (digits and `_` belong to all).
+    let block = if !options.look_alikes.is_empty()
+        && word
+        && (code >= 0x80 || folded.is_ascii_alphabetic())
+    {
+        (code >> 7) + 1
+    } else {
+        0
+    };
+    // A block beyond the field's range is left to the careful path.
+    let special = (options.compose && is_mark(c))
+        || (options.strip_invisible && invisible(c).is_some())
+        || block > BLOCK >> BLOCK_SHIFT;
+    code | (block.min(BLOCK >> BLOCK_SHIFT) << BLOCK_SHIFT)
+        | if folded == c { SAME } else { 0 }
+        | if word { WORD } else { 0 }
         | if special { SPECIAL } else { 0 }
 }
 

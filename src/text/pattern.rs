@@ -44,7 +44,8 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
                 .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
                 .auto_prefilter(searched)
                 .hybrid(searched)
-                .dfa(false),
+                .dfa(false)
+                .backtrack(false),
         )
         .syntax(regex_automata::util::syntax::Config::new().nest_limit(64))
         .build(pattern);

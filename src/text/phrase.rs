@@ -16,11 +16,39 @@ pub(super) struct Word {
     pub gap_before: usize,
     /// Whether this word may be matched with one letter wrong, missing or extra.
     pub fuzzy: bool,
+    /// Whether the stem ends with a word character (then the rest of the word is skipped).
+    pub ends_in_word: bool,
+    /// Whether the stem starts with a word character (then it is found only at a word start).
+    pub starts_in_word: bool,
 }
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Phrase {
     pub words: Vec<Word>,
+}
+
+/// A normalised text with the byte span of each of its words (runs of word characters), so
+/// that where a word ends is looked up, not read again letter by letter.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Words<'a> {
+    pub text: &'a str,
+    spans: &'a [(u32, u32)],
+}
+
+impl<'a> Words<'a> {
+    /// `spans` must be the words of `text`, in order ([`super::word_spans`]).
+    pub fn new(text: &'a str, spans: &'a [(u32, u32)]) -> Self {
+        Self { text, spans }
+    }
+
+    /// How many bytes of word characters follow `pos`: the rest of the word `pos` is in.
+    pub fn rest_of_word(&self, pos: usize) -> usize {
+        let after = self.spans.partition_point(|&(s, _)| s as usize <= pos);
+        match after.checked_sub(1).map(|k| self.spans[k]) {
+            Some((_, end)) if pos < end as usize => end as usize - pos,
+            _ => 0,
+        }
+    }
 }
 
 /// Parses an entry (already normalised). `gap` is how many words a `…` allows; `fuzzy_from`
@@ -53,6 +81,8 @@ pub(super) fn parse_phrase(
             whole,
             gap_before: std::mem::take(&mut pending_gap),
             fuzzy: fuzzy_from.is_some_and(|k| letters >= k),
+            ends_in_word: stem.chars().next_back().is_some_and(is_word),
+            starts_in_word: stem.chars().next().is_some_and(is_word),
         });
     }
     if pending_gap > 0 {
@@ -74,6 +104,8 @@ pub(super) fn parse_phrase_literal(entry: &str) -> Option<Phrase> {
             whole: false,
             gap_before: 0,
             fuzzy: false,
+            ends_in_word: w.chars().next_back().is_some_and(is_word),
+            starts_in_word: w.chars().next().is_some_and(is_word),
         })
         .collect();
     (!words.is_empty()).then_some(Phrase { words })
@@ -112,11 +144,13 @@ pub(super) fn covers(a: &Phrase, b: &Phrase) -> bool {
 pub fn find_phrase(text: &str, needle: &str) -> Option<(usize, usize)> {
     let phrase = parse_phrase_literal(needle)?;
     let first = &phrase.words[0].stem;
+    let spans = super::word_spans(text);
+    let words = Words::new(text, &spans);
     let mut from = 0;
     while let Some(pos) = text[from..].find(first.as_str()) {
         let start = from + pos;
         if starts_word(text, start, &phrase)
-            && let Some(end) = match_rest(text, start, &phrase, 0, first.len(), false)
+            && let Some(end) = match_rest(&words, start, &phrase, 0, first.len(), false)
         {
             return Some((start, end));
         }
@@ -137,7 +171,7 @@ fn starts_word(text: &str, start: usize, phrase: &Phrase) -> bool {
 /// The phrase's first word was found at `start..start + len` (`typo`: with one letter wrong);
 /// checks it ends well, then the other words one by one. Returns the end of the last word.
 pub(super) fn match_rest(
-    text: &str,
+    words: &Words<'_>,
     start: usize,
     phrase: &Phrase,
     word: usize,
@@ -146,17 +180,58 @@ pub(super) fn match_rest(
 ) -> Option<usize> {
     let w = phrase.words.get(word)?;
     let mut pos = start + len;
-    let last_is_word = w.stem.chars().next_back().is_some_and(is_word);
-    let rest_of_word = word_len(&text[pos..]);
-    if w.whole && last_is_word && rest_of_word > 0 {
+    // The words that start after `pos`, and the rest of the one `pos` is in.
+    let after = words.spans.partition_point(|&(s, _)| s as usize <= pos);
+    let rest_of_word = match after.checked_sub(1).map(|k| words.spans[k]) {
+        Some((_, end)) if pos < end as usize => end as usize - pos,
+        _ => 0,
+    };
+    if w.whole && w.ends_in_word && rest_of_word > 0 {
         return None;
     }
-    if last_is_word {
+    if w.ends_in_word {
         pos += rest_of_word;
     }
     let Some(next) = phrase.words.get(word + 1) else {
         return Some(pos);
     };
+    if !next.starts_in_word {
+        return match_after_separators(words, pos, phrase, word + 1, typo);
+    }
+    // A stem that starts with a word character can only be found where a word starts: at one
+    // of the next words, up to `gap_before` of them skipped.
+    let text = words.text;
+    for k in after..=after + next.gap_before {
+        let &(s, e) = words.spans.get(k)?;
+        let s = s as usize;
+        let between = text.get(pos..s)?;
+        let apart = if next.gap_before > 0 {
+            !between.is_empty()
+        } else {
+            !between.is_empty() && between.chars().all(is_separator)
+        };
+        if !apart {
+            return None;
+        }
+        if let Some(end) = match_word_at(words, s, phrase, word + 1, typo) {
+            return Some(end);
+        }
+        pos = e as usize;
+    }
+    None
+}
+
+/// [`match_rest`] after word `word - 1`, ending at `pos`, when word `word` starts with a
+/// character that is not a word character: read character by character.
+fn match_after_separators(
+    words: &Words<'_>,
+    mut pos: usize,
+    phrase: &Phrase,
+    word: usize,
+    typo: bool,
+) -> Option<usize> {
+    let text = words.text;
+    let next = &phrase.words[word];
     // Up to `gap_before` other words may stand between this word and the next.
     for _ in 0..=next.gap_before {
         let skipped = if next.gap_before > 0 {
@@ -176,11 +251,11 @@ pub(super) fn match_rest(
             return None;
         }
         pos += skipped;
-        if let Some(end) = match_word_at(text, pos, phrase, word + 1, typo) {
+        if let Some(end) = match_word_at(words, pos, phrase, word, typo) {
             return Some(end);
         }
         // Skip one word and try again after it.
-        let skip = word_len(&text[pos..]);
+        let skip = words.rest_of_word(pos);
         if skip == 0 {
             return None;
         }
@@ -191,20 +266,20 @@ pub(super) fn match_rest(
 
 /// Matches word `word` of the phrase at `pos` (a word start) and the words after it.
 fn match_word_at(
-    text: &str,
+    words: &Words<'_>,
     pos: usize,
     phrase: &Phrase,
     word: usize,
     typo: bool,
 ) -> Option<usize> {
     let w = &phrase.words[word];
-    if text[pos..].starts_with(w.stem.as_str()) {
-        return match_rest(text, pos, phrase, word, w.stem.len(), typo);
+    if words.text[pos..].starts_with(w.stem.as_str()) {
+        return match_rest(words, pos, phrase, word, w.stem.len(), typo);
     }
     // One typo per phrase: the first fuzzy word that needs it spends it.
     if w.fuzzy && !typo {
-        for len in super::fuzzy::prefix_lengths(&w.stem, &text[pos..]) {
-            if let Some(end) = match_rest(text, pos, phrase, word, len, true) {
+        for len in super::fuzzy::prefix_lengths(&w.stem, &words.text[pos..]) {
+            if let Some(end) = match_rest(words, pos, phrase, word, len, true) {
                 return Some(end);
             }
         }
@@ -219,9 +294,11 @@ mod tests {
     fn find(entry: &str, text: &str) -> Option<(usize, usize)> {
         let p = parse_phrase(entry, 2, Some(5)).ok()?;
         let first = &p.words[0].stem;
+        let spans = crate::text::word_spans(text);
+        let words = Words::new(text, &spans);
         text.match_indices(first.as_str()).find_map(|(s, _)| {
             starts_word(text, s, &p)
-                .then(|| match_rest(text, s, &p, 0, first.len(), false))
+                .then(|| match_rest(&words, s, &p, 0, first.len(), false))
                 .flatten()
                 .map(|e| (s, e))
         })

@@ -276,6 +276,7 @@ impl Scanner {
     /// Calls `f` with every match of every entry in `text` (normalised by the same
     /// [`Normalizer`]), in no particular order; negation is not applied.
     pub(super) fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
+        let spans = phrase::Words::new(text, words);
         let mut emit = |who: Target, start: usize, end: usize, typo: bool| {
             let (list, entry) = match who {
                 Target::Phrase(pid) => self.owner[pid as usize],
@@ -305,7 +306,7 @@ impl Scanner {
                         Target::Phrase(pid) => {
                             let p = &self.phrases[pid as usize];
                             if let Some(end) =
-                                phrase::match_rest(text, m.start(), p, 0, m.len(), false)
+                                phrase::match_rest(&spans, m.start(), p, 0, m.len(), false)
                             {
                                 emit(Target::Phrase(pid), m.start(), end, false);
                             }
@@ -352,16 +353,15 @@ impl Scanner {
                             };
                             known = known.max(end - i);
                             let p = &self.phrases[pid as usize];
-                            if let [w] = p.words.as_slice() {
+                            let w = &p.words[0];
+                            if w.whole && w.ends_in_word && rest > 0 {
+                                // A whole word, and this one goes on.
+                            } else if p.words.len() == 1 {
                                 // One word, the common case: only its end is left to check.
-                                let ends_in_word = w.stem.chars().next_back().is_some_and(is_word);
-                                if !ends_in_word {
-                                    emit(Target::Phrase(pid), i, end, false);
-                                } else if !(w.whole && rest > 0) {
-                                    emit(Target::Phrase(pid), i, end + rest, false);
-                                }
+                                let end = if w.ends_in_word { end + rest } else { end };
+                                emit(Target::Phrase(pid), i, end, false);
                             } else if let Some(e) =
-                                phrase::match_rest(text, i, p, 0, end - i, false)
+                                phrase::match_rest(&spans, i, p, 0, end - i, false)
                             {
                                 emit(Target::Phrase(pid), i, e, false);
                             }
@@ -384,7 +384,7 @@ impl Scanner {
                     fz.walk(&text[i..word_end], |h| {
                         for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
                             let p = &self.phrases[pid as usize];
-                            if let Some(e) = phrase::match_rest(text, i, p, 0, h.len, true) {
+                            if let Some(e) = phrase::match_rest(&spans, i, p, 0, h.len, true) {
                                 emit(Target::Phrase(pid), i, e, true);
                             }
                         }
