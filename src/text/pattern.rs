@@ -1,13 +1,108 @@
 //! One word-list `patterns` entry, compiled and analysed once: the regex, and where in a
 //! message the scanner looks for it.
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::Arc;
+
+use regex_automata::hybrid::dfa::{Cache, DFA, OverlappingState};
+use regex_automata::nfa::thompson;
+use regex_automata::util::pool::Pool;
+use regex_automata::{Anchored, Input, MatchKind};
+use regex_syntax::hir::{Hir, HirKind, Look};
+
 use super::{EntryError, MAX_PATTERN_LEN, MetaRegex, REGEX_SIZE_LIMIT, compile_pattern, is_word};
 
 /// A compiled word-list pattern.
 #[derive(Debug, Clone)]
 pub struct ListPattern {
-    pub(super) re: MetaRegex,
+    re: MetaRegex,
+    /// For a pattern tried at word starts whose only word boundary is its leading `\b` (which
+    /// a word start satisfies): the rest as a forward lazy DFA, much faster than the engines
+    /// that can check a Unicode word boundary.
+    at_word: Option<WordStartDfa>,
     pub(super) start: PatternStart,
+}
+
+type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
+
+#[derive(Clone)]
+struct WordStartDfa {
+    dfa: Arc<DFA>,
+    caches: Arc<Pool<Cache, CacheFn>>,
+    /// The pattern ends with `\b`: the DFA finds every end of the rest, and the match is the
+    /// one end that stands at a word boundary (with two such ends, the careful engine decides
+    /// which the pattern prefers).
+    boundary_after: bool,
+}
+
+impl WordStartDfa {
+    /// The end of the match, if there is one; `None` when the careful engine must decide (the
+    /// cache thrashed, or two ends stand at word boundaries).
+    fn find(&self, text: &str, input: &Input<'_>) -> Option<Option<usize>> {
+        let mut cache = self.caches.get();
+        if !self.boundary_after {
+            return self
+                .dfa
+                .try_search_fwd(&mut cache, input)
+                .ok()
+                .map(|m| m.map(|m| m.offset()));
+        }
+        let mut state = OverlappingState::start();
+        let mut found = None;
+        loop {
+            self.dfa
+                .try_search_overlapping_fwd(&mut cache, input, &mut state)
+                .ok()?;
+            let Some(m) = state.get_match() else {
+                return Some(found);
+            };
+            if at_boundary(text, m.offset()) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(m.offset());
+            }
+        }
+    }
+}
+
+/// Whether a Unicode word boundary stands at byte `at` of `text`.
+fn at_boundary(text: &str, at: usize) -> bool {
+    let before = text
+        .get(..at)
+        .and_then(|t| t.chars().next_back())
+        .is_some_and(is_word);
+    let after = text
+        .get(at..)
+        .and_then(|t| t.chars().next())
+        .is_some_and(is_word);
+    before != after
+}
+
+impl std::fmt::Debug for WordStartDfa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WordStartDfa")
+    }
+}
+
+impl ListPattern {
+    /// The match that starts exactly at `at` (a word start where one of the prefixes begins).
+    pub(super) fn find_at(&self, text: &str, at: usize) -> Option<(usize, usize)> {
+        let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+        if let Some(d) = &self.at_word
+            && let Some(found) = d.find(text, &input)
+        {
+            return found.map(|end| (at, end));
+        }
+        self.re.search(&input).map(|m| (m.start(), m.end()))
+    }
+
+    /// The first match that starts at or after `from`.
+    pub(super) fn find_from(&self, text: &str, from: usize) -> Option<(usize, usize)> {
+        self.re
+            .search(&Input::new(text).range(from..))
+            .map(|m| (m.start(), m.end()))
+    }
 }
 
 /// Where a pattern's matches can start.
@@ -51,9 +146,76 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
         .build(pattern);
     match built {
         Ok(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
-        Ok(re) => Ok(ListPattern { re, start }),
+        Ok(re) => {
+            let at_word = match start {
+                PatternStart::AtWords(_) => word_start_dfa(pattern),
+                _ => None,
+            };
+            Ok(ListPattern { re, at_word, start })
+        }
         Err(_) => Err(refused(pattern)),
     }
+}
+
+/// The forward lazy DFA of `pattern` without its leading `\b`, when nothing else in it looks
+/// at word boundaries (the lazy DFA cannot check a Unicode one in non-ASCII text).
+fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
+    let hir = parse(pattern)?;
+    let HirKind::Concat(parts) = hir.kind() else {
+        return None;
+    };
+    let (first, mut rest) = parts.split_first()?;
+    if !matches!(first.kind(), HirKind::Look(Look::WordUnicode)) {
+        return None;
+    }
+    let boundary_after = match rest.split_last() {
+        Some((last, before)) if matches!(last.kind(), HirKind::Look(Look::WordUnicode)) => {
+            rest = before;
+            true
+        }
+        _ => false,
+    };
+    let rest = Hir::concat(rest.to_vec());
+    if rest.properties().look_set().contains_word_unicode() {
+        return None;
+    }
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                .which_captures(thompson::WhichCaptures::None),
+        )
+        .build_from_hir(&rest)
+        .ok()?;
+    let dfa = Arc::new(
+        DFA::builder()
+            .configure(
+                DFA::config()
+                    .cache_capacity(REGEX_SIZE_LIMIT)
+                    .match_kind(if boundary_after {
+                        MatchKind::All
+                    } else {
+                        MatchKind::LeftmostFirst
+                    }),
+            )
+            .build_from_nfa(nfa)
+            .ok()?,
+    );
+    let for_pool = Arc::clone(&dfa);
+    let create: CacheFn = Box::new(move || for_pool.create_cache());
+    Some(WordStartDfa {
+        dfa,
+        caches: Arc::new(Pool::new(create)),
+        boundary_after,
+    })
+}
+
+fn parse(pattern: &str) -> Option<Hir> {
+    regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()
 }
 
 /// Why `pattern` was refused, in the `regex` crate's words (the ones users know).
@@ -97,19 +259,83 @@ fn utf8_start(prefix: &[u8]) -> &str {
 }
 
 /// Literal byte strings one of which every match of `pattern` starts with, if there is such a
-/// finite set of non-empty ones.
+/// finite set of non-empty ones. The longer they are, the fewer places the pattern is tried
+/// at (`не\s+надо` is tried after «не » but not at «ней»), so the full set is kept while it
+/// is small; a larger one is cut down to shorter prefixes.
 fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = regex_syntax::ParserBuilder::new()
-        .nest_limit(64)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
-    seq.optimize_for_prefix_by_preference();
+    let hir = parse(pattern)?;
+    let full = Extractor::new()
+        .kind(ExtractKind::Prefix)
+        .limit_class(MAX_CLASS_EXPANDED)
+        .extract(&hir);
+    let seq = match full.literals() {
+        Some(lits) if lits.len() <= MAX_PREFIXES => full,
+        _ => {
+            let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+            seq.optimize_for_prefix_by_preference();
+            seq
+        }
+    };
     let lits = seq.literals()?;
     if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
         return None;
     }
-    Some(lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+    let mut prefixes: Vec<Vec<u8>> = lits.iter().map(|l| l.as_bytes().to_vec()).collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    Some(prefixes)
+}
+
+/// A class of up to this many characters (Unicode `\s` has 25) is spelt out in a pattern's
+/// prefixes.
+const MAX_CLASS_EXPANDED: usize = 32;
+/// Up to this many prefixes of a pattern are kept as they are.
+const MAX_PREFIXES: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast engines agree with the careful one on where a match that starts at a word
+    /// start ends, boundaries, alternatives that prefer the shorter match, and two ends at word
+    /// boundaries included.
+    #[test]
+    fn word_start_matches_agree_with_the_careful_engine() {
+        let patterns = [
+            r"\bστα(τ|θ)(ος|ου|ο)\b",
+            r"\bμη\s+(?:πια\s+|ποτε\s+)?(?:στειλ|σβησ)",
+            r"\bσκ(ο|α)(λ?ι?κ)?\s+κοστ(ιζ|ος)",
+            r"\btop\s*-?\s*(\d+|three|five\w*)\b",
+            r"\bprice(s)?\s+(in|at|on)\b",
+            r"\bab(c|cd)\b",
+            r"\bx(y|y z)\b",
+            r"\bgo(\s+\w+)?\b",
+        ];
+        let texts = [
+            "στατος", "στατου και", "στατοςα", "μη στειλε", "μη πια σβησε", "μηδε στειλε",
+            "σκολικ κοστος", "σκα κοστιζει", "top 10 lists", "top-five things", "top fivex",
+            "top 10x", "prices in euro", "price at", "price inx", "abc", "abcd", "abce", "xy z",
+            "xy zz", "xy", "go away now", "go", "go 12",
+        ];
+        for source in patterns {
+            let p = compile_list_pattern(source).expect("compiles");
+            assert!(p.at_word.is_some(), "{source} has a fast engine");
+            for text in texts {
+                let careful = p
+                    .re
+                    .search(&Input::new(text).anchored(Anchored::Yes))
+                    .map(|m| (m.start(), m.end()));
+                assert_eq!(p.find_at(text, 0), careful, "{source} in {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_word_boundary_inside_keeps_the_careful_engine() {
+        let p = compile_list_pattern(r"\bab\b\s+cd").expect("compiles");
+        assert!(p.at_word.is_none());
+        assert_eq!(p.find_at("ab cd", 0), Some((0, 5)));
+        assert_eq!(p.find_at("abx cd", 0), None);
+    }
 }

@@ -13,12 +13,11 @@ use std::collections::HashMap;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::contiguous;
 use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
-use regex_automata::Input;
 
 use super::fuzzy::FuzzyStems;
 use super::pattern::{ListPattern, PatternStart};
 use super::phrase::{self, Phrase, parse_phrase};
-use super::{Hit, MetaRegex, Normalizer, each_word_start, is_word};
+use super::{Hit, Normalizer, each_word_start, is_word};
 
 /// Up to this many distinct first stems, the anchored automaton is a DFA (fastest); above it a
 /// contiguous NFA (the DFA's memory grows with stems × alphabet).
@@ -44,7 +43,7 @@ pub struct ListSpec<'a> {
     pub options: &'a ListOptions,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Phrase(u32),
     Pattern(u32),
@@ -58,7 +57,7 @@ enum Anchor {
 
 #[derive(Debug, Clone)]
 struct Pattern {
-    re: MetaRegex,
+    re: ListPattern,
     list: u32,
     entry: u32,
 }
@@ -213,7 +212,7 @@ impl Scanner {
                     PatternStart::Anywhere => s.unanchored.push(k),
                 }
                 s.patterns.push(Pattern {
-                    re: re.re.clone(),
+                    re: re.clone(),
                     list,
                     entry: u32::try_from(spec.words.len() + e).unwrap_or(u32::MAX),
                 });
@@ -299,6 +298,8 @@ impl Scanner {
         let mut candidates: Vec<(u32, usize)> = Vec::new();
         // Patterns found at a word start (each is reported once, where it first matches).
         let mut matched: Vec<u32> = Vec::new();
+        // Patterns tried at the current word start.
+        let mut tried_here: Vec<u32> = Vec::new();
         if let Some(ac) = &self.anywhere {
             for m in ac.find_overlapping_iter(text) {
                 for t in &self.any_heads[m.pattern().as_usize()] {
@@ -325,6 +326,7 @@ impl Scanner {
                 // The longest stem found exactly here: a word a list knows is not read as a typo
                 // of another.
                 let mut known = 0;
+                tried_here.clear();
                 if let Some(a) = &self.at_word_starts {
                     let mut found = |end: usize, stem: usize| {
                         // The rest of the word is the same for every phrase of this stem.
@@ -337,15 +339,14 @@ impl Scanner {
                             let pid = match t {
                                 Target::Phrase(pid) => pid,
                                 Target::Pattern(k) => {
-                                    // Tried where its prefix starts a word, until it matches.
-                                    if !matched.contains(&k) {
+                                    // Tried where its prefix starts a word, until it matches
+                                    // (once here, though several of its prefixes end here).
+                                    if !matched.contains(&k) && !tried_here.contains(&k) {
+                                        tried_here.push(k);
                                         let p = &self.patterns[k as usize];
-                                        let at = Input::new(text)
-                                            .range(i..)
-                                            .anchored(regex_automata::Anchored::Yes);
-                                        if let Some(m) = p.re.search(&at) {
+                                        if let Some((s, e)) = p.re.find_at(text, i) {
                                             matched.push(k);
-                                            emit(Target::Pattern(k), m.start(), m.end(), false);
+                                            emit(Target::Pattern(k), s, e, false);
                                         }
                                     }
                                     continue;
@@ -398,8 +399,8 @@ impl Scanner {
                 from -= 1;
             }
             let p = &self.patterns[k as usize];
-            if let Some(m) = p.re.search(&Input::new(text).range(from..)) {
-                emit(Target::Pattern(k), m.start(), m.end(), false);
+            if let Some((s, e)) = p.re.find_from(text, from) {
+                emit(Target::Pattern(k), s, e, false);
             }
         }
     }
@@ -494,11 +495,14 @@ fn words_between(s: &str) -> usize {
     n
 }
 
-fn push_at<T>(heads: &mut Vec<Vec<T>>, k: usize, v: T) {
+/// Adds `v` to what key `k` starts (once: two prefixes of a pattern may end the same).
+fn push_at<T: PartialEq>(heads: &mut Vec<Vec<T>>, k: usize, v: T) {
     if heads.len() <= k {
         heads.resize_with(k + 1, Vec::new);
     }
-    heads[k].push(v);
+    if !heads[k].contains(&v) {
+        heads[k].push(v);
+    }
 }
 
 fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: Vec<u8>) -> usize {
