@@ -58,7 +58,7 @@ impl RuleIndex {
     }
 
     /// The rules that may fire for a message that matched `matched` lists, in rule order.
-    pub fn candidates(&self, matched: impl Iterator<Item = usize>) -> Vec<usize> {
+    pub fn candidates(&self, matched: impl Iterator<Item = usize>) -> impl Iterator<Item = usize> {
         let mut rules: Vec<u32> = self.always.clone();
         for l in matched {
             if let Some(r) = self.by_list.get(l) {
@@ -67,6 +67,6 @@ impl RuleIndex {
         }
         rules.sort_unstable();
         rules.dedup();
-        rules.into_iter().map(|r| r as usize).collect()
+        rules.into_iter().map(|r| r as usize)
     }
 }

@@ -16,7 +16,6 @@ impl Run<'_> {
         let Some(rule) = rs
             .pre_index
             .candidates(self.cx.hits.lists())
-            .into_iter()
             .map(|i| &rs.pre_rules[i])
             .find(|r| self.cx.eval(&r.when, None))
         else {

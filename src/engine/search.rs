@@ -38,7 +38,6 @@ impl Run<'_> {
             .rs
             .search_index
             .candidates(self.cx.hits.lists())
-            .into_iter()
             .map(|i| &search.rules[i])
             .find(|r| self.cx.eval(&r.when, None))
         else {

@@ -105,10 +105,21 @@ pub(super) struct FuzzyStems {
     stems: Vec<(String, usize)>,
     /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
     min_letters: usize,
-    /// (first letter, second or third letter) of every stem, sorted: with one edit after the
-    /// first letter, a word's second or third letter is one of its stem's second and third.
-    /// Most words fail this test and cost no search.
-    pairs: Vec<(char, char)>,
+    /// (first letter, second or third letter) of every stem, as bits of a hashed set: with one
+    /// edit after the first letter, a word's second or third letter is one of its stem's
+    /// second and third. Most words fail this test and cost no search (a hash collision only
+    /// costs one).
+    pairs: Box<[u64; PAIR_WORDS]>,
+}
+
+/// Size of the pair set, in 64-bit words.
+const PAIR_WORDS: usize = 64;
+
+/// The bit of the pair set for (first, other).
+fn pair_bit(first: char, other: char) -> (usize, u64) {
+    let h = (first as u32).wrapping_mul(0x9E37_79B1) ^ (other as u32).wrapping_mul(0x85EB_CA77);
+    let bit = (h >> 16) as usize % (PAIR_WORDS * 64);
+    (bit / 64, 1 << (bit % 64))
 }
 
 impl std::fmt::Debug for FuzzyStems {
@@ -139,17 +150,15 @@ impl FuzzyStems {
             .map(|(s, _)| s.chars().count())
             .min()
             .unwrap_or(0);
-        let mut pairs: Vec<(char, char)> = stems
-            .iter()
-            .flat_map(|(s, _)| {
-                let mut c = s.chars();
-                let first = c.next();
-                let rest: Vec<char> = c.take(2).collect();
-                rest.into_iter().filter_map(move |r| Some((first?, r)))
-            })
-            .collect();
-        pairs.sort_unstable();
-        pairs.dedup();
+        let mut pairs = Box::new([0u64; PAIR_WORDS]);
+        for (stem, _) in &stems {
+            let mut c = stem.chars();
+            let Some(first) = c.next() else { continue };
+            for other in c.take(2) {
+                let (word, bit) = pair_bit(first, other);
+                pairs[word] |= bit;
+            }
+        }
         // A wrong or extra letter is any character of the 128-code-point blocks the stems are
         // written in (a word of the message only has word characters to offer).
         let mut blocks: Vec<u32> = stems
@@ -203,16 +212,21 @@ impl FuzzyStems {
     /// Calls `f` for each tolerant stem one edit away from a prefix of `word` (one word, from
     /// its start to its end).
     pub fn walk(&self, word: &str, mut f: impl FnMut(FuzzyHit)) {
-        // One letter may be missing from the word, no more.
-        if word.chars().count() + 1 < self.min_letters {
+        // One letter may be missing from the word, no more (a letter has at least one byte).
+        if word.len() + 1 < self.min_letters {
             return;
         }
         let mut letters = word.chars();
         let (Some(a), b, c) = (letters.next(), letters.next(), letters.next()) else {
             return;
         };
-        let paired = |x: Option<char>| x.is_some_and(|x| self.pairs.binary_search(&(a, x)).is_ok());
-        if !paired(b) && !paired(c) {
+        let paired = |x: Option<char>| {
+            x.is_some_and(|x| {
+                let (word, bit) = pair_bit(a, x);
+                self.pairs[word] & bit != 0
+            })
+        };
+        if !paired(b) && !paired(c) || word.chars().count() + 1 < self.min_letters {
             return;
         }
         let mut cache = self.caches.get();

@@ -255,23 +255,21 @@ impl Normalizer {
             if entry & SPECIAL != 0 {
                 return None;
             }
-            let at = out.len() + (i - copied);
             if entry & WORD == 0 {
                 block = 0;
                 if let Some(start) = word_start.take() {
-                    words.push((offset(start), offset(at)));
+                    words.push((offset(start), offset(out.len() + (i - copied))));
                 }
             } else {
                 if word_start.is_none() {
-                    word_start = Some(at);
+                    word_start = Some(out.len() + (i - copied));
                 }
                 let here = entry & BLOCK;
-                if here != 0 {
-                    if block == 0 {
-                        block = here;
-                    } else if block != here {
+                if here != block && here != 0 {
+                    if block != 0 {
                         return None;
                     }
+                    block = here;
                 }
             }
             if entry & SAME == 0 {

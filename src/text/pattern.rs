@@ -189,15 +189,13 @@ fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
         .ok()?;
     let dfa = Arc::new(
         DFA::builder()
-            .configure(
-                DFA::config()
-                    .cache_capacity(REGEX_SIZE_LIMIT)
-                    .match_kind(if boundary_after {
-                        MatchKind::All
-                    } else {
-                        MatchKind::LeftmostFirst
-                    }),
-            )
+            .configure(DFA::config().cache_capacity(REGEX_SIZE_LIMIT).match_kind(
+                if boundary_after {
+                    MatchKind::All
+                } else {
+                    MatchKind::LeftmostFirst
+                },
+            ))
             .build_from_nfa(nfa)
             .ok()?,
     );
@@ -313,19 +311,38 @@ mod tests {
             r"\bgo(\s+\w+)?\b",
         ];
         let texts = [
-            "στατος", "στατου και", "στατοςα", "μη στειλε", "μη πια σβησε", "μηδε στειλε",
-            "σκολικ κοστος", "σκα κοστιζει", "top 10 lists", "top-five things", "top fivex",
-            "top 10x", "prices in euro", "price at", "price inx", "abc", "abcd", "abce", "xy z",
-            "xy zz", "xy", "go away now", "go", "go 12",
+            "στατος",
+            "στατου και",
+            "στατοςα",
+            "μη στειλε",
+            "μη πια σβησε",
+            "μηδε στειλε",
+            "σκολικ κοστος",
+            "σκα κοστιζει",
+            "top 10 lists",
+            "top-five things",
+            "top fivex",
+            "top 10x",
+            "prices in euro",
+            "price at",
+            "price inx",
+            "abc",
+            "abcd",
+            "abce",
+            "xy z",
+            "xy zz",
+            "xy",
+            "go away now",
+            "go",
+            "go 12",
         ];
         for source in patterns {
             let p = compile_list_pattern(source).expect("compiles");
             assert!(p.at_word.is_some(), "{source} has a fast engine");
             for text in texts {
-                let careful = p
-                    .re
-                    .search(&Input::new(text).anchored(Anchored::Yes))
-                    .map(|m| (m.start(), m.end()));
+                let careful =
+                    p.re.search(&Input::new(text).anchored(Anchored::Yes))
+                        .map(|m| (m.start(), m.end()));
                 assert_eq!(p.find_at(text, 0), careful, "{source} in {text:?}");
             }
         }

@@ -418,7 +418,7 @@ impl Scanner {
     }
 
     fn scan_words(&self, text: &str, words: &[(u32, u32)]) -> Hits {
-        let mut all: Vec<ListHit> = Vec::new();
+        let mut all: Vec<ListHit> = Vec::with_capacity(16);
         self.each_hit(text, words, |h| all.push(h));
         if all.is_empty() {
             return Hits::default();
