@@ -113,7 +113,9 @@ pub(super) enum PatternStart {
     AtWords(Vec<String>),
     /// Only where one of these literal prefixes occurs.
     Prefixes(Vec<Vec<u8>>),
-    /// Anywhere (no literal prefix), or only at the start of the message (`^`): searched once.
+    /// Only at the start of the message (it starts with `^`): tried there once.
+    AtStart,
+    /// Anywhere (no literal prefix): searched once.
     Anywhere,
 }
 
@@ -148,7 +150,7 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
         Ok(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
         Ok(re) => {
             let at_word = match start {
-                PatternStart::AtWords(_) => word_start_dfa(pattern),
+                PatternStart::AtWords(_) | PatternStart::AtStart => word_start_dfa(pattern),
                 _ => None,
             };
             Ok(ListPattern { re, at_word, start })
@@ -157,15 +159,16 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
     }
 }
 
-/// The forward lazy DFA of `pattern` without its leading `\b`, when nothing else in it looks
-/// at word boundaries (the lazy DFA cannot check a Unicode one in non-ASCII text).
+/// The forward lazy DFA of `pattern` without its leading `\b` or `^` (which the places it is
+/// tried at satisfy), when nothing else in it but a last `\b` looks at word boundaries (the
+/// lazy DFA cannot check a Unicode one in non-ASCII text).
 fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
     let hir = parse(pattern)?;
     let HirKind::Concat(parts) = hir.kind() else {
         return None;
     };
     let (first, mut rest) = parts.split_first()?;
-    if !matches!(first.kind(), HirKind::Look(Look::WordUnicode)) {
+    if !matches!(first.kind(), HirKind::Look(Look::WordUnicode | Look::Start)) {
         return None;
     }
     let boundary_after = match rest.split_last() {
@@ -228,7 +231,17 @@ fn pattern_start(pattern: &str) -> PatternStart {
     // Anchored at the start of the message: tried there once, not wherever its first words
     // occur.
     if pattern.starts_with('^') {
-        return PatternStart::Anywhere;
+        let anchored = parse(pattern).is_some_and(|hir| match hir.kind() {
+            HirKind::Concat(parts) => parts
+                .first()
+                .is_some_and(|p| matches!(p.kind(), HirKind::Look(Look::Start))),
+            _ => false,
+        });
+        return if anchored {
+            PatternStart::AtStart
+        } else {
+            PatternStart::Anywhere
+        };
     }
     match literal_prefixes(pattern) {
         // `\b` and a word character: it can only match at a word start.
@@ -309,6 +322,7 @@ mod tests {
             r"\bab(c|cd)\b",
             r"\bx(y|y z)\b",
             r"\bgo(\s+\w+)?\b",
+            r"^(?:a\s+)?(?:what\s+is|how\s+come)\b",
         ];
         let texts = [
             "στατος",
@@ -335,6 +349,11 @@ mod tests {
             "go away now",
             "go",
             "go 12",
+            "what is it",
+            "a what is",
+            "what isn't",
+            "what island",
+            "a  how come?",
         ];
         for source in patterns {
             let p = compile_list_pattern(source).expect("compiles");

@@ -81,6 +81,8 @@ pub struct Scanner {
     patterns: Vec<Pattern>,
     /// Patterns with no literal prefix: run on every message.
     unanchored: Vec<u32>,
+    /// Patterns that start with `^`: tried once, at the start.
+    at_start: Vec<u32>,
     negations: Vec<Option<(u32, usize)>>,
     lists: usize,
     error: Option<String>,
@@ -151,6 +153,7 @@ impl Scanner {
             any_heads: Vec::new(),
             patterns: Vec::new(),
             unanchored: Vec::new(),
+            at_start: Vec::new(),
             negations: Vec::new(),
             lists: lists.len(),
             error: None,
@@ -209,6 +212,7 @@ impl Scanner {
                             push_at(&mut s.any_heads, i, Target::Pattern(k));
                         }
                     }
+                    PatternStart::AtStart => s.at_start.push(k),
                     PatternStart::Anywhere => s.unanchored.push(k),
                 }
                 s.patterns.push(Pattern {
@@ -391,6 +395,11 @@ impl Scanner {
                         }
                     });
                 }
+            }
+        }
+        for &k in &self.at_start {
+            if let Some((s, e)) = self.patterns[k as usize].re.find_at(text, 0) {
+                emit(Target::Pattern(k), s, e, false);
             }
         }
         let unanchored = self.unanchored.iter().map(|&k| (k, 0));
