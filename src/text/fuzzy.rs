@@ -11,7 +11,7 @@
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
-use regex_automata::hybrid::dfa::{Cache, DFA, OverlappingState};
+use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::util::syntax;
@@ -231,24 +231,47 @@ impl FuzzyStems {
         }
         let mut cache = self.caches.get();
         let input = Input::new(word).anchored(Anchored::Yes);
-        let mut state = OverlappingState::start();
-        // The search cannot give up: no clear count is set, so the cache starts again instead.
-        while self
-            .dfa
-            .try_search_overlapping_fwd(&mut cache, &input, &mut state)
-            .is_ok()
-        {
-            let Some(m) = state.get_match() else { return };
-            let Some((stem, index)) = self.stems.get(m.pattern().as_usize()) else {
+        // The DFA is walked by hand, one transition a byte, until no variant can go on. A
+        // match state reached on the byte at `at` means variants that end at `at` (the DFA
+        // reports matches one byte late), and the end of the word is one more transition. The
+        // walk cannot give up: no clear count is set, so the cache starts again instead.
+        let Ok(mut sid) = self.dfa.start_state_forward(&mut cache, &input) else {
+            return;
+        };
+        let mut report = |cache: &Cache, sid, end: usize| {
+            for k in 0..self.dfa.match_len(cache, sid) {
+                let pattern = self.dfa.match_pattern(cache, sid, k).as_usize();
+                let Some((stem, index)) = self.stems.get(pattern) else {
+                    continue;
+                };
+                // A variant may spell the stem itself (a letter "replaced" by itself): not a
+                // typo.
+                if word.get(..end).is_some_and(|p| one_edit(stem, p)) {
+                    f(FuzzyHit {
+                        stem: *index,
+                        len: end,
+                    });
+                }
+            }
+        };
+        for (at, &byte) in word.as_bytes().iter().enumerate() {
+            let Ok(next) = self.dfa.next_state(&mut cache, sid, byte) else {
                 return;
             };
-            // A variant may spell the stem itself (a letter "replaced" by itself): not a typo.
-            if word.get(..m.offset()).is_some_and(|p| one_edit(stem, p)) {
-                f(FuzzyHit {
-                    stem: *index,
-                    len: m.offset(),
-                });
+            sid = next;
+            if sid.is_tagged() {
+                if sid.is_match() {
+                    report(&cache, sid, at);
+                }
+                if sid.is_dead() || sid.is_quit() {
+                    return;
+                }
             }
+        }
+        if let Ok(last) = self.dfa.next_eoi_state(&mut cache, sid)
+            && last.is_match()
+        {
+            report(&cache, last, word.len());
         }
     }
 }
