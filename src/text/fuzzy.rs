@@ -226,7 +226,7 @@ impl FuzzyStems {
                 self.pairs[word] & bit != 0
             })
         };
-        if !paired(b) && !paired(c) || word.chars().count() + 1 < self.min_letters {
+        if !paired(b) && !paired(c) || super::char_len(word) + 1 < self.min_letters {
             return;
         }
         let mut cache = self.caches.get();

@@ -94,6 +94,14 @@ pub(crate) fn word_spans(text: &str) -> Vec<(u32, u32)> {
     spans
 }
 
+/// How many characters `s` has: the standard count's set-up costs more than the count for the
+/// short strings (a word, a part of one) of the hot path.
+#[inline]
+fn char_len(s: &str) -> usize {
+    // Every byte but a UTF-8 continuation byte (0b10xx_xxxx) starts a character.
+    s.bytes().filter(|&b| (b as i8) >= -0x40).count()
+}
+
 /// Length in bytes of the run of word characters at the start of `text`.
 fn word_len(text: &str) -> usize {
     let table = word_table();

@@ -72,6 +72,11 @@ pub struct Scanner {
     /// at a word boundary with a word character; the phrases and patterns each starts.
     at_word_starts: Option<Anchor>,
     word_heads: Vec<Vec<Target>>,
+    /// For each word-start stem: where its phrases whose first word is whole begin in
+    /// `word_heads` (they come last: a word that goes on past the stem skips them all), and
+    /// whether it starts any phrase (then it is a known word there).
+    heads_whole_from: Vec<usize>,
+    heads_phrase: Vec<bool>,
     /// Typo-tolerant first stems, and the phrases each starts.
     fuzzy: Option<FuzzyStems>,
     fuzzy_heads: Vec<Vec<u32>>,
@@ -147,6 +152,8 @@ impl Scanner {
             owner: Vec::new(),
             at_word_starts: None,
             word_heads: Vec::new(),
+            heads_whole_from: Vec::new(),
+            heads_phrase: Vec::new(),
             fuzzy: None,
             fuzzy_heads: Vec::new(),
             anywhere: None,
@@ -221,6 +228,28 @@ impl Scanner {
                     entry: u32::try_from(spec.words.len() + e).unwrap_or(u32::MAX),
                 });
             }
+        }
+        for heads in &mut s.word_heads {
+            heads.sort_by_key(|t| match *t {
+                Target::Phrase(pid) => s.phrases[pid as usize].words[0].whole,
+                Target::Pattern(_) => false,
+            });
+            // Only a stem that ends with a word character can be followed by more of a word.
+            let ends_in_word = heads.iter().any(|t| match *t {
+                Target::Phrase(pid) => s.phrases[pid as usize].words[0].ends_in_word,
+                Target::Pattern(_) => false,
+            });
+            let whole_from = if ends_in_word {
+                heads.partition_point(|t| match *t {
+                    Target::Phrase(pid) => !s.phrases[pid as usize].words[0].whole,
+                    Target::Pattern(_) => true,
+                })
+            } else {
+                heads.len()
+            };
+            s.heads_whole_from.push(whole_from);
+            s.heads_phrase
+                .push(heads.iter().any(|t| matches!(t, Target::Phrase(_))));
         }
         let mut firsts: Vec<(String, usize)> = word_firsts.into_iter().collect();
         firsts.sort_unstable_by_key(|f| f.1);
@@ -339,7 +368,15 @@ impl Scanner {
                         } else {
                             phrase::word_len(&text[end..])
                         };
-                        for &t in &self.word_heads[stem] {
+                        if self.heads_phrase[stem] {
+                            known = known.max(end - i);
+                        }
+                        let mut heads = self.word_heads[stem].as_slice();
+                        if rest > 0 && end <= word_end {
+                            // The word goes on: no phrase that wants it whole can match.
+                            heads = &heads[..self.heads_whole_from[stem]];
+                        }
+                        for &t in heads {
                             let pid = match t {
                                 Target::Phrase(pid) => pid,
                                 Target::Pattern(k) => {
@@ -356,7 +393,6 @@ impl Scanner {
                                     continue;
                                 }
                             };
-                            known = known.max(end - i);
                             let p = &self.phrases[pid as usize];
                             let w = &p.words[0];
                             if w.whole && w.ends_in_word && rest > 0 {
@@ -380,8 +416,8 @@ impl Scanner {
                 // Known: an exact stem of typo length covers all but an ending of two letters.
                 let is_known = |fz: &super::fuzzy::FuzzyStems| {
                     i + known <= word_end
-                        && text[i..i + known].chars().count() >= fz.min_letters()
-                        && text[i + known..word_end].chars().count() <= 2
+                        && super::char_len(&text[i..i + known]) >= fz.min_letters()
+                        && super::char_len(&text[i + known..word_end]) <= 2
                 };
                 if let Some(fz) = &self.fuzzy
                     && !is_known(fz)
