@@ -271,7 +271,7 @@ fn utf8_start(prefix: &[u8]) -> &str {
 
 /// Literal byte strings one of which every match of `pattern` starts with, if there is such a
 /// finite set of non-empty ones. The longer they are, the fewer places the pattern is tried
-/// at (`не\s+надо` is tried after «не » but not at «ней»), so the full set is kept while it
+/// at (`no\s+need` is tried after "no " but not at "nobody"), so the full set is kept while it
 /// is small; a larger one is cut down to shorter prefixes.
 fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
