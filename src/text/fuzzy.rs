@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
-use regex_automata::util::pool::Pool;
+use regex_automata::util::pool::{Pool, PoolGuard};
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input, MatchKind};
 /// How many letters at the start of a word must be right: typos there are rare, and requiring
@@ -94,6 +94,9 @@ fn after_first(s: &str) -> &str {
 const CACHE_BYTES: [usize; 3] = [2 << 20, 16 << 20, 64 << 20];
 
 type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
+
+/// A search cache of the typo DFA, held while one message is read.
+pub(super) type FuzzyCache<'a> = PoolGuard<'a, Cache, CacheFn>;
 
 /// The tolerant first stems of all lists, searched together.
 #[derive(Clone)]
@@ -211,7 +214,15 @@ impl FuzzyStems {
 
     /// Calls `f` for each tolerant stem one edit away from a prefix of `word` (one word, from
     /// its start to its end).
-    pub fn walk(&self, word: &str, mut f: impl FnMut(FuzzyHit)) {
+    ///
+    /// `cache` is this thread's search cache, taken from the pool by the first word that needs
+    /// it and kept for the rest of the message.
+    pub fn walk<'a>(
+        &'a self,
+        cache: &mut Option<FuzzyCache<'a>>,
+        word: &str,
+        mut f: impl FnMut(FuzzyHit),
+    ) {
         // One letter may be missing from the word, no more (a letter has at least one byte).
         if word.len() + 1 < self.min_letters {
             return;
@@ -229,13 +240,13 @@ impl FuzzyStems {
         if !paired(b) && !paired(c) || super::char_len(word) + 1 < self.min_letters {
             return;
         }
-        let mut cache = self.caches.get();
+        let cache = cache.get_or_insert_with(|| self.caches.get());
         let input = Input::new(word).anchored(Anchored::Yes);
         // The DFA is walked by hand, one transition a byte, until no variant can go on. A
         // match state reached on the byte at `at` means variants that end at `at` (the DFA
         // reports matches one byte late), and the end of the word is one more transition. The
         // walk cannot give up: no clear count is set, so the cache starts again instead.
-        let Ok(mut sid) = self.dfa.start_state_forward(&mut cache, &input) else {
+        let Ok(mut sid) = self.dfa.start_state_forward(cache, &input) else {
             return;
         };
         let mut report = |cache: &Cache, sid, end: usize| {
@@ -255,23 +266,23 @@ impl FuzzyStems {
             }
         };
         for (at, &byte) in word.as_bytes().iter().enumerate() {
-            let Ok(next) = self.dfa.next_state(&mut cache, sid, byte) else {
+            let Ok(next) = self.dfa.next_state(cache, sid, byte) else {
                 return;
             };
             sid = next;
             if sid.is_tagged() {
                 if sid.is_match() {
-                    report(&cache, sid, at);
+                    report(cache, sid, at);
                 }
                 if sid.is_dead() || sid.is_quit() {
                     return;
                 }
             }
         }
-        if let Ok(last) = self.dfa.next_eoi_state(&mut cache, sid)
+        if let Ok(last) = self.dfa.next_eoi_state(cache, sid)
             && last.is_match()
         {
-            report(&cache, last, word.len());
+            report(cache, last, word.len());
         }
     }
 }
@@ -303,7 +314,7 @@ mod tests {
 
     fn found(stems: &FuzzyStems, word: &str) -> Vec<(usize, usize)> {
         let mut hits = Vec::new();
-        stems.walk(word, |h| hits.push((h.stem, h.len)));
+        stems.walk(&mut None, word, |h| hits.push((h.stem, h.len)));
         hits
     }
 

@@ -333,6 +333,7 @@ impl Scanner {
         let mut matched: Vec<u32> = Vec::new();
         // Patterns tried at the current word start.
         let mut tried_here: Vec<u32> = Vec::new();
+        let mut fuzzy_cache = None;
         if let Some(ac) = &self.anywhere {
             for m in ac.find_overlapping_iter(text) {
                 for t in &self.any_heads[m.pattern().as_usize()] {
@@ -422,7 +423,7 @@ impl Scanner {
                 if let Some(fz) = &self.fuzzy
                     && !is_known(fz)
                 {
-                    fz.walk(&text[i..word_end], |h| {
+                    fz.walk(&mut fuzzy_cache, &text[i..word_end], |h| {
                         for &pid in self.fuzzy_heads.get(h.stem).into_iter().flatten() {
                             let p = &self.phrases[pid as usize];
                             if let Some(e) = phrase::match_rest(&spans, i, p, 0, h.len, true) {
