@@ -51,4 +51,19 @@ LUA
 curl -s -o /dev/null -H 'content-type: application/json' \
   -d '{"messages":[{"role":"user","content":"привет"}]}' "$url/v1/route" || true
 echo "model=$model rules=$rules: wrk -t1 -c$conns -d${secs}s --latency; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
-"${pin_client[@]}" wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$lua" "$url" | grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx"
+# The server's CPU time in user and kernel mode (clock ticks, /proc/PID/stat fields 14 and 15),
+# before and after: where a request's CPU goes.
+cpu() { awk '{print $14, $15}' "/proc/$pid/stat"; }
+read -r user0 sys0 < <(cpu)
+"${pin_client[@]}" wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$lua" "$url" >"$out.wrk"
+read -r user1 sys1 < <(cpu)
+grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx" "$out.wrk"
+requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$out.wrk")
+hz=$(getconf CLK_TCK)
+awk -v u=$((user1 - user0)) -v s=$((sys1 - sys0)) -v hz="$hz" -v n="${requests:-0}" 'BEGIN {
+  t = (u + s) / hz
+  printf "server CPU: %.2f s user, %.2f s kernel (%.0f %% kernel)", u / hz, s / hz, (u + s) ? 100 * s / (u + s) : 0
+  if (n > 0) printf ", %.1f us per request", 1e6 * t / n
+  printf "\n"
+}'
+rm -f "$out.wrk"
