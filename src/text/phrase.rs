@@ -201,16 +201,25 @@ pub(super) fn match_rest(
     // A stem that starts with a word character can only be found where a word starts: at one
     // of the next words, up to `gap_before` of them skipped.
     let text = words.text;
+    // Even a word read with a typo starts with the stem's first letter, so a word that does not
+    // start with its first byte is passed over before anything else is checked.
+    let first = next.stem.as_bytes().first();
     for k in after..=after + next.gap_before {
         let &(s, e) = words.spans.get(k)?;
         let s = s as usize;
-        let between = text.get(pos..s)?;
-        let apart = if next.gap_before > 0 {
-            !between.is_empty()
-        } else {
-            !between.is_empty() && between.chars().all(is_separator)
-        };
-        if !apart {
+        // The words must stand apart.
+        if s <= pos {
+            return None;
+        }
+        if text.as_bytes().get(s) != first {
+            if next.gap_before == 0 {
+                return None;
+            }
+            pos = e as usize;
+            continue;
+        }
+        // Without a gap, only separators may stand between them.
+        if next.gap_before == 0 && !text.get(pos..s)?.chars().all(is_separator) {
             return None;
         }
         if let Some(end) = match_word_at(words, s, phrase, word + 1, typo) {
