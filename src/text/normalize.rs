@@ -252,6 +252,13 @@ impl Normalizer {
                 let c = text[i..].chars().next()?;
                 (entry(c, self.fold(c), &self.options), c.len_utf8())
             };
+            // The common case, a letter inside a word that needs no change: nothing to do.
+            if entry & (SPECIAL | SAME | WORD | BLOCK) == SAME | WORD | block
+                && word_start.is_some()
+            {
+                i += len;
+                continue;
+            }
             if entry & SPECIAL != 0 {
                 return None;
             }
