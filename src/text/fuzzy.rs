@@ -113,6 +113,9 @@ pub(super) struct FuzzyStems {
     /// second and third. Most words fail this test and cost no search (a hash collision only
     /// costs one).
     pairs: Box<[u64; PAIR_WORDS]>,
+    /// The first four letters of every word a stem matches with its typo (when every stem
+    /// has five letters or more): the finer test, for the words the pairs let through.
+    starts: Option<Starts>,
 }
 
 /// Size of the pair set, in 64-bit words.
@@ -176,6 +179,11 @@ impl FuzzyStems {
             .map(|b| format!("\\x{{{:X}}}-\\x{{{:X}}}", b << 7, (b << 7) | 0x7F))
             .collect();
         let class = format!("[{class}]");
+        let alphabet: Vec<char> = blocks
+            .iter()
+            .flat_map(|b| (b << 7..=(b << 7) | 0x7F).filter_map(char::from_u32))
+            .collect();
+        let starts = Starts::new(&stems, &alphabet);
         let patterns: Vec<String> = stems.iter().map(|(s, _)| variants(s, &class)).collect();
         let mut last = None;
         for bytes in CACHE_BYTES {
@@ -199,6 +207,7 @@ impl FuzzyStems {
                         stems,
                         min_letters,
                         pairs,
+                        starts,
                     });
                 }
                 Err(e) => last = Some(e.to_string()),
@@ -237,7 +246,10 @@ impl FuzzyStems {
                 self.pairs[word] & bit != 0
             })
         };
-        if !paired(b) && !paired(c) || super::char_len(word) + 1 < self.min_letters {
+        if !paired(b) && !paired(c)
+            || super::char_len(word) + 1 < self.min_letters
+            || self.starts.as_ref().is_some_and(|s| !s.contains(word))
+        {
             return;
         }
         let cache = cache.get_or_insert_with(|| self.caches.get());
@@ -287,6 +299,81 @@ impl FuzzyStems {
     }
 }
 
+/// A hashed set of four-letter word starts.
+#[derive(Clone)]
+struct Starts {
+    bits: Vec<u64>,
+    mask: u64,
+}
+
+impl Starts {
+    /// The first four letters of every one-edit variant of every stem, a wrong or extra letter
+    /// being any of `alphabet`; `None` when a stem has four letters or fewer (a variant could
+    /// then be shorter than four letters).
+    fn new(stems: &[(String, usize)], alphabet: &[char]) -> Option<Self> {
+        let keys = stems.len() * (6 * alphabet.len() + 8);
+        // About sixteen bits a key: one word in sixteen that no stem starts gets through.
+        let len = (keys * 16).next_power_of_two().clamp(1 << 12, 1 << 24);
+        let mut set = Starts {
+            bits: vec![0; len / 64],
+            mask: len as u64 - 1,
+        };
+        for (stem, _) in stems {
+            // Edits after the fifth letter leave the first four alone.
+            let c: Vec<char> = stem.chars().take(6).collect();
+            if c.len() < 5 {
+                return None;
+            }
+            set.insert(&c);
+            for e in EXACT_LETTERS..4 {
+                let mut v = c.clone();
+                v.remove(e);
+                set.insert(&v);
+                let mut v = c.clone();
+                v.swap(e, e + 1);
+                set.insert(&v);
+                for &x in alphabet {
+                    let mut v = c.clone();
+                    v[e] = x;
+                    set.insert(&v);
+                    let mut v = c.clone();
+                    v.insert(e, x);
+                    set.insert(&v);
+                }
+            }
+        }
+        Some(set)
+    }
+
+    fn bit(&self, [a, b, c, d]: [char; 4]) -> (usize, u64) {
+        // Three letters fill 63 bits; the fourth is mixed in; the high bits of a multiplicative
+        // hash are taken.
+        let packed = u64::from(a) | u64::from(b) << 21 | u64::from(c) << 42;
+        let h = (packed ^ u64::from(d).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let at = (h >> (64 - self.mask.count_ones())) & self.mask;
+        ((at / 64) as usize, 1 << (at % 64))
+    }
+
+    fn insert(&mut self, v: &[char]) {
+        if let [a, b, c, d, ..] = *v {
+            let (word, bit) = self.bit([a, b, c, d]);
+            self.bits[word] |= bit;
+        }
+    }
+
+    /// Whether a word that starts like `word` may be in the set (false for fewer than four
+    /// letters).
+    fn contains(&self, word: &str) -> bool {
+        let mut l = word.chars();
+        let (Some(a), Some(b), Some(c), Some(d)) = (l.next(), l.next(), l.next(), l.next()) else {
+            return false;
+        };
+        let (word, bit) = self.bit([a, b, c, d]);
+        self.bits[word] & bit != 0
+    }
+}
+
 /// The regular expression of every prefix one edit away from `stem` (first letter kept):
 /// a letter replaced, added or dropped, or two neighbours swapped. `letter` is the class a
 /// replaced or added letter belongs to.
@@ -333,6 +420,58 @@ mod tests {
         // The stem itself is not a typo; its prefix one letter short is (the scanner reads a
         // word a list knows exactly before it looks for typos).
         assert_eq!(found(&stems, "calendars"), [(7, 7)]);
+    }
+
+    /// Every one-edit variant, whatever letter and wherever, passes the quick tests before the
+    /// walk: they only spare words that cannot match.
+    #[test]
+    fn the_quick_tests_let_every_variant_through() {
+        let stems =
+            FuzzyStems::new(vec![("calendar".into(), 0), ("price".into(), 1)]).expect("builds");
+        assert!(stems.starts.is_some());
+        for (stem, index) in [("calendar", 0), ("price", 1)] {
+            let c: Vec<char> = stem.chars().collect();
+            let mut variants = Vec::new();
+            for e in 1..c.len() {
+                let mut v = c.clone();
+                v.remove(e);
+                variants.push(v);
+                if e + 1 < c.len() {
+                    let mut v = c.clone();
+                    v.swap(e, e + 1);
+                    variants.push(v);
+                }
+                for x in ['a', 'q', 'z', '0', '_'] {
+                    let mut v = c.clone();
+                    v[e] = x;
+                    variants.push(v);
+                    let mut v = c.clone();
+                    v.insert(e, x);
+                    variants.push(v);
+                }
+            }
+            for v in variants {
+                let word: String = v.iter().collect();
+                if word == stem {
+                    continue;
+                }
+                for text in [word.clone(), format!("{word}s")] {
+                    assert!(
+                        found(&stems, &text).iter().any(|h| h.0 == index),
+                        "{text} is {stem} with a typo"
+                    );
+                }
+            }
+        }
+        // Words that start like no variant are spared the walk.
+        let starts = stems.starts.as_ref().expect("built");
+        let unrelated = [
+            "cold", "carpet", "prawn", "cube", "crown", "pluto", "cherry", "pounds", "coins",
+            "party", "court", "pigeon",
+        ];
+        let spared = unrelated.iter().filter(|w| !starts.contains(w)).count();
+        assert!(spared >= 9, "{spared} of 12 unrelated words filtered");
+        assert!(starts.contains("prize"), "a real variant of price");
     }
 
     #[test]
