@@ -8,7 +8,7 @@ use regex_automata::hybrid::dfa::{Cache, DFA, OverlappingState};
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input, MatchKind};
-use regex_syntax::hir::{Hir, HirKind, Look};
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::{EntryError, MAX_PATTERN_LEN, MetaRegex, REGEX_SIZE_LIMIT, compile_pattern, is_word};
 
@@ -179,7 +179,9 @@ fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
         _ => false,
     };
     let rest = Hir::concat(rest.to_vec());
-    if rest.properties().look_set().contains_word_unicode() {
+    // A large Unicode class (`\w`, `\d`: hundreds of ranges) compiles to a large automaton a
+    // second time, which costs more at load than the DFA saves at a few word starts.
+    if rest.properties().look_set().contains_word_unicode() || has_large_class(&rest) {
         return None;
     }
     let nfa = thompson::Compiler::new()
@@ -209,6 +211,21 @@ fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
         caches: Arc::new(Pool::new(create)),
         boundary_after,
     })
+}
+
+/// A class of more than this many ranges makes a pattern keep its one engine.
+const MAX_CLASS_RANGES: usize = 32;
+
+/// Whether `hir` has a character class of more than [`MAX_CLASS_RANGES`] ranges.
+fn has_large_class(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => c.ranges().len() > MAX_CLASS_RANGES,
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len() > MAX_CLASS_RANGES,
+        HirKind::Repetition(r) => has_large_class(&r.sub),
+        HirKind::Capture(c) => has_large_class(&c.sub),
+        HirKind::Concat(parts) | HirKind::Alternation(parts) => parts.iter().any(has_large_class),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) => false,
+    }
 }
 
 fn parse(pattern: &str) -> Option<Hir> {
@@ -317,11 +334,11 @@ mod tests {
             r"\bστα(τ|θ)(ος|ου|ο)\b",
             r"\bμη\s+(?:πια\s+|ποτε\s+)?(?:στειλ|σβησ)",
             r"\bσκ(ο|α)(λ?ι?κ)?\s+κοστ(ιζ|ος)",
-            r"\btop\s*-?\s*(\d+|three|five\w*)\b",
+            r"\btop\s*-?\s*([0-9]+|three|five[a-z]*)\b",
             r"\bprice(s)?\s+(in|at|on)\b",
             r"\bab(c|cd)\b",
             r"\bx(y|y z)\b",
-            r"\bgo(\s+\w+)?\b",
+            r"\bgo(\s+[a-z0-9]+)?\b",
             r"^(?:a\s+)?(?:what\s+is|how\s+come)\b",
         ];
         let texts = [
@@ -365,6 +382,16 @@ mod tests {
                 assert_eq!(p.find_at(text, 0), careful, "{source} in {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_large_unicode_class_keeps_the_careful_engine() {
+        let p = compile_list_pattern(r"\btop\s+\w+").expect("compiles");
+        assert!(p.at_word.is_none(), "\\w is hundreds of ranges");
+        assert_eq!(p.find_at("top ten", 0), Some((0, 7)));
+        let p = compile_list_pattern(r"\btop\s+[a-z]+").expect("compiles");
+        assert!(p.at_word.is_some());
+        assert_eq!(p.find_at("top ten", 0), Some((0, 7)));
     }
 
     #[test]
