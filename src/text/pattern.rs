@@ -126,7 +126,11 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
     if pattern.len() > MAX_PATTERN_LEN {
         return Err(refused(pattern));
     }
-    let start = pattern_start(pattern);
+    // Parsed once for the analyses below (the regex engine parses it again: same syntax).
+    let Some(hir) = parse(pattern) else {
+        return Err(refused(pattern));
+    };
+    let start = pattern_start(pattern, &hir);
     // A pattern tried only where its prefix starts a word is searched anchored there: the
     // forward engines suffice (no lazy DFA, hence no reverse NFA to build; it would give up on
     // Unicode word boundaries in non-ASCII text anyway), and only the whole match is read.
@@ -150,7 +154,7 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
         Ok(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
         Ok(re) => {
             let at_word = match start {
-                PatternStart::AtWords(_) | PatternStart::AtStart => word_start_dfa(pattern),
+                PatternStart::AtWords(_) | PatternStart::AtStart => word_start_dfa(&hir),
                 _ => None,
             };
             Ok(ListPattern { re, at_word, start })
@@ -162,15 +166,10 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
 /// The forward lazy DFA of `pattern` without its leading `\b` or `^` (which the places it is
 /// tried at satisfy), when nothing else in it but a last `\b` looks at word boundaries (the
 /// lazy DFA cannot check a Unicode one in non-ASCII text).
-fn word_start_dfa(pattern: &str) -> Option<WordStartDfa> {
-    let hir = parse(pattern)?;
-    let HirKind::Concat(parts) = hir.kind() else {
+fn word_start_dfa(hir: &Hir) -> Option<WordStartDfa> {
+    let (Look::WordUnicode | Look::Start, mut rest) = leading_look(hir)? else {
         return None;
     };
-    let (first, mut rest) = parts.split_first()?;
-    if !matches!(first.kind(), HirKind::Look(Look::WordUnicode | Look::Start)) {
-        return None;
-    }
     let boundary_after = match rest.split_last() {
         Some((last, before)) if matches!(last.kind(), HirKind::Look(Look::WordUnicode)) => {
             rest = before;
@@ -228,6 +227,19 @@ fn has_large_class(hir: &Hir) -> bool {
     }
 }
 
+/// The assertion every match of `hir` starts with, if its first token is one, and the tokens
+/// after it.
+fn leading_look(hir: &Hir) -> Option<(Look, &[Hir])> {
+    let HirKind::Concat(parts) = hir.kind() else {
+        return None;
+    };
+    let (first, rest) = parts.split_first()?;
+    match first.kind() {
+        HirKind::Look(look) => Some((*look, rest)),
+        _ => None,
+    }
+}
+
 fn parse(pattern: &str) -> Option<Hir> {
     regex_syntax::ParserBuilder::new()
         .nest_limit(64)
@@ -243,24 +255,17 @@ fn refused(pattern: &str) -> EntryError {
         .unwrap_or_else(|| EntryError::Regex("the pattern cannot be compiled".into()))
 }
 
-/// Where the matches of `pattern` can start.
-fn pattern_start(pattern: &str) -> PatternStart {
+/// Where the matches of `pattern` (parsed: `hir`) can start.
+fn pattern_start(pattern: &str, hir: &Hir) -> PatternStart {
     // Anchored at the start of the message: tried there once, not wherever its first words
     // occur.
     if pattern.starts_with('^') {
-        let anchored = parse(pattern).is_some_and(|hir| match hir.kind() {
-            HirKind::Concat(parts) => parts
-                .first()
-                .is_some_and(|p| matches!(p.kind(), HirKind::Look(Look::Start))),
-            _ => false,
-        });
-        return if anchored {
-            PatternStart::AtStart
-        } else {
-            PatternStart::Anywhere
+        return match leading_look(hir) {
+            Some((Look::Start, _)) => PatternStart::AtStart,
+            _ => PatternStart::Anywhere,
         };
     }
-    match literal_prefixes(pattern) {
+    match literal_prefixes(hir) {
         // `\b` and a word character: it can only match at a word start.
         Some(prefixes) if pattern.starts_with("\\b") && at_word_start(&prefixes) => {
             PatternStart::AtWords(prefixes.iter().map(|p| utf8_start(p).to_owned()).collect())
@@ -290,17 +295,16 @@ fn utf8_start(prefix: &[u8]) -> &str {
 /// finite set of non-empty ones. The longer they are, the fewer places the pattern is tried
 /// at (`no\s+need` is tried after "no " but not at "nobody"), so the full set is kept while it
 /// is small; a larger one is cut down to shorter prefixes.
-fn literal_prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
+fn literal_prefixes(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = parse(pattern)?;
     let full = Extractor::new()
         .kind(ExtractKind::Prefix)
         .limit_class(MAX_CLASS_EXPANDED)
-        .extract(&hir);
+        .extract(hir);
     let seq = match full.literals() {
         Some(lits) if lits.len() <= MAX_PREFIXES => full,
         _ => {
-            let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+            let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
             seq.optimize_for_prefix_by_preference();
             seq
         }
