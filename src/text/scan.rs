@@ -229,27 +229,25 @@ impl Scanner {
                 });
             }
         }
+        let first_word = |t: &Target| match *t {
+            Target::Phrase(pid) => Some(&s.phrases[pid as usize].words[0]),
+            Target::Pattern(_) => None,
+        };
         for heads in &mut s.word_heads {
-            heads.sort_by_key(|t| match *t {
-                Target::Phrase(pid) => s.phrases[pid as usize].words[0].whole,
-                Target::Pattern(_) => false,
-            });
-            // Only a stem that ends with a word character can be followed by more of a word.
-            let ends_in_word = heads.iter().any(|t| match *t {
-                Target::Phrase(pid) => s.phrases[pid as usize].words[0].ends_in_word,
-                Target::Pattern(_) => false,
-            });
-            let whole_from = if ends_in_word {
-                heads.partition_point(|t| match *t {
-                    Target::Phrase(pid) => !s.phrases[pid as usize].words[0].whole,
-                    Target::Pattern(_) => true,
-                })
+            let whole = |t: &Target| first_word(t).is_some_and(|w| w.whole);
+            heads.sort_by_key(whole);
+            // Only a stem that ends with a word character can be followed by more of a word
+            // (all phrases under one stem share it).
+            let ends_in_word = heads
+                .iter()
+                .any(|t| first_word(t).is_some_and(|w| w.ends_in_word));
+            s.heads_whole_from.push(if ends_in_word {
+                heads.partition_point(|t| !whole(t))
             } else {
                 heads.len()
-            };
-            s.heads_whole_from.push(whole_from);
+            });
             s.heads_phrase
-                .push(heads.iter().any(|t| matches!(t, Target::Phrase(_))));
+                .push(heads.iter().any(|t| first_word(t).is_some()));
         }
         let mut firsts: Vec<(String, usize)> = word_firsts.into_iter().collect();
         firsts.sort_unstable_by_key(|f| f.1);
