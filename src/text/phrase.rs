@@ -43,11 +43,17 @@ impl<'a> Words<'a> {
 
     /// How many bytes of word characters follow `pos`: the rest of the word `pos` is in.
     pub fn rest_of_word(&self, pos: usize) -> usize {
+        self.around(pos).1
+    }
+
+    /// The index of the first word that starts after `pos`, and [`rest_of_word`](Self::rest_of_word).
+    fn around(&self, pos: usize) -> (usize, usize) {
         let after = self.spans.partition_point(|&(s, _)| s as usize <= pos);
-        match after.checked_sub(1).map(|k| self.spans[k]) {
+        let rest = match after.checked_sub(1).map(|k| self.spans[k]) {
             Some((_, end)) if pos < end as usize => end as usize - pos,
             _ => 0,
-        }
+        };
+        (after, rest)
     }
 }
 
@@ -181,11 +187,7 @@ pub(super) fn match_rest(
     let w = phrase.words.get(word)?;
     let mut pos = start + len;
     // The words that start after `pos`, and the rest of the one `pos` is in.
-    let after = words.spans.partition_point(|&(s, _)| s as usize <= pos);
-    let rest_of_word = match after.checked_sub(1).map(|k| words.spans[k]) {
-        Some((_, end)) if pos < end as usize => end as usize - pos,
-        _ => 0,
-    };
+    let (after, rest_of_word) = words.around(pos);
     if w.whole && w.ends_in_word && rest_of_word > 0 {
         return None;
     }
