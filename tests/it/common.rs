@@ -13,6 +13,15 @@ pub fn bin() -> PathBuf {
     )
 }
 
+/// The first diagnostic of `loaded` with `code`; the test fails, listing them all, without one.
+pub fn diagnostic<'a>(loaded: &'a turnout::compile::Loaded, code: &str) -> &'a turnout::Diagnostic {
+    loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == code)
+        .unwrap_or_else(|| panic!("no {code} among {:?}", loaded.diagnostics))
+}
+
 /// A child process killed (and reaped) when dropped.
 pub struct Kill(pub Child);
 

@@ -11,7 +11,7 @@ use turnout::contract::{Decision, Outcome, Request};
 use turnout::model::Model;
 use turnout::model::embedded::EmbeddedModel;
 
-use crate::common::Served;
+use crate::common::{Served, diagnostic};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -247,21 +247,13 @@ fn a_bad_extraction_is_refused_where_it_is_written() {
     let bad = SHOP_EXTRACT.replace("{value: phone,", "{value: tablet,");
     let loaded = extracting_pack(&bad);
     assert!(loaded.ruleset.is_none());
-    let d = loaded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "extract-bad-value")
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let d = diagnostic(&loaded, "extract-bad-value");
     let at = d.location.as_ref().expect("a location");
     assert_eq!((at.line, at.column), (28, 21), "{d}");
     assert!(d.message.contains("\"tablet\""), "{d}");
     let unknown = SHOP_EXTRACT.replace("      max_price:", "      max_prise:");
     let loaded = extracting_pack(&unknown);
-    let d = loaded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "extract-unknown-argument")
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let d = diagnostic(&loaded, "extract-unknown-argument");
     assert!(
         d.hint.as_deref().is_some_and(|h| h.contains("max_price")),
         "{d}"
@@ -309,11 +301,7 @@ fn a_pre_rule_call_fills_its_arguments_as_the_tools_extract_says() {
     // A tool without an `extract` for the argument: refused where the template is written.
     let loaded = extracting_pack(SHOP_PRE_RULE);
     assert!(loaded.ruleset.is_none());
-    let d = loaded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "no-extract")
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+    let d = diagnostic(&loaded, "no-extract");
     assert!(d.location.is_some() && d.message.contains("'query'"), "{d}");
 }
 

@@ -422,11 +422,7 @@ fn every_problem_is_reported_with_its_place() {
     for code in ["unknown-tool", "unknown-list", "bad-regex"] {
         assert!(codes.contains(&code), "{code} missing from {codes:?}");
     }
-    let tool = loaded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "unknown-tool")
-        .expect("found");
+    let tool = crate::common::diagnostic(&loaded, "unknown-tool");
     assert_eq!(tool.hint.as_deref(), Some("did you mean 'shop'?"));
     let loc = tool.location.as_ref().expect("located");
     let line = broken.lines().nth(loc.line - 1).expect("line exists");

@@ -898,11 +898,7 @@ fn a_bad_model_in_the_rules_is_refused_where_it_is_written() {
     std::fs::write(dir.path().join("router.yaml"), router).expect("write");
     let loaded = turnout::compile::load_dir(dir.path());
     assert!(loaded.ruleset.is_none());
-    let d = loaded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "bad-model")
-        .expect("a bad-model error");
+    let d = crate::common::diagnostic(&loaded, "bad-model");
     assert!(d.to_string().contains("router.yaml:"), "{d}");
     assert!(d.message.contains("unknown model 'gpt-4'"), "{d}");
 }
