@@ -95,10 +95,11 @@ pub struct ModelArgs {
 
 impl ModelArgs {
     /// The model these arguments choose for `rs` (`None`: rules only), and a runtime to call it
-    /// on; the error is printed, and the exit status returned.
+    /// on from `threads` threads at once; the error is printed, and the exit status returned.
     fn build(
         &self,
         rs: &RuleSet,
+        threads: usize,
     ) -> Result<
         (
             Option<std::sync::Arc<dyn crate::model::Model>>,
@@ -119,7 +120,17 @@ impl ModelArgs {
         if let Some(m) = &model {
             m.prepare(rs);
         }
-        let rt = runtime().map_err(|e| {
+        let rt = if threads > 1 {
+            // Several threads block on it at once, so it needs workers of its own to drive a
+            // hosted model's connections.
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads)
+                .enable_all()
+                .build()
+        } else {
+            runtime()
+        };
+        let rt = rt.map_err(|e| {
             eprintln!("error: cannot start the async runtime: {e}");
             ExitCode::from(2)
         })?;

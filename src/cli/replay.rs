@@ -69,7 +69,7 @@ pub fn run(args: Args) -> ExitCode {
         },
         None => None,
     };
-    let (model, rt) = match args.model.build(&new) {
+    let (model, rt) = match args.model.build(&new, 1) {
         Ok(built) => built,
         Err(status) => return status,
     };

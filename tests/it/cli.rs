@@ -163,6 +163,109 @@ fn route_jsonl_answers_line_by_line_and_flags_bad_lines() {
     assert_eq!(lines[2]["outcome"], "chat");
 }
 
+/// `route` with these arguments on `input`, written from another thread (the output is larger
+/// than a pipe holds, so writing all of it first could wait on `route` forever).
+fn route_large(args: &[&str], input: String) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("turnout starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("turnout finishes");
+    writer.join().expect("writer").expect("write stdin");
+    out
+}
+
+#[test]
+fn route_jsonl_on_several_threads_keeps_the_input_order() {
+    // More lines than one batch of two threads (2 × 1024), with a blank line, a line that is
+    // not JSON and one that is not a request in different batches: every thread count prints
+    // the same lines, in input order, and reports the same bad lines by number.
+    let corpus =
+        std::fs::read_to_string(root().join("examples/corpus/requests.jsonl")).expect("corpus");
+    let requests: Vec<String> = corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line");
+            v["request"].to_string()
+        })
+        .collect();
+    let mut lines: Vec<String> = (0..2600)
+        .map(|i| requests[i % requests.len()].clone())
+        .collect();
+    lines[4] = String::new();
+    lines[999] = "{".into();
+    lines[2100] = r#"{"messages":"oops"}"#.into();
+    let input = lines.join("\n") + "\n";
+    let run = |jobs: &str| {
+        route_large(
+            &["route", "--jsonl", "--model", "none", "--jobs", jobs],
+            input.clone(),
+        )
+    };
+    let one = run("1");
+    assert_eq!(one.status.code(), Some(2));
+    let out = text(&one.stdout);
+    assert_eq!(
+        out.lines().count(),
+        2599,
+        "the blank line gets no output line"
+    );
+    let decided: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(decided[998]["line"], 1000);
+    assert_eq!(decided[2099]["line"], 2101);
+    let errors = text(&one.stderr);
+    assert!(
+        errors.contains("line 1000:") && errors.contains("line 2101:"),
+        "{errors}"
+    );
+    for jobs in ["2", "3"] {
+        let many = run(jobs);
+        assert_eq!(many.status.code(), Some(2));
+        assert!(
+            many.stdout == one.stdout,
+            "--jobs {jobs} changed the output"
+        );
+        assert_eq!(text(&many.stderr), errors, "--jobs {jobs}");
+    }
+}
+
+#[test]
+fn route_jsonl_with_the_embedded_router_on_several_threads_decides_as_one() {
+    let corpus =
+        std::fs::read_to_string(root().join("examples/corpus/requests.jsonl")).expect("corpus");
+    let input: String = corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(60)
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line");
+            v["request"].to_string() + "\n"
+        })
+        .collect();
+    let run = |jobs: &str| {
+        route_large(
+            &["route", "--jsonl", "--model", "embedded", "--jobs", jobs],
+            input.clone(),
+        )
+    };
+    let (one, four) = (run("1"), run("4"));
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    assert_eq!(text(&one.stdout).lines().count(), 60);
+    assert!(text(&one.stdout).contains(r#""model_called":true"#));
+    assert!(four.status.success(), "{}", text(&four.stderr));
+    assert!(four.stdout == one.stdout, "--jobs 4 changed the decisions");
+}
+
 #[test]
 fn route_refuses_bad_input_with_exit_2() {
     for bad in [
