@@ -42,20 +42,27 @@ run() {
   echo "$end - $start" | bc -l
 }
 
-declare -a js none embedded
+declare -a js none embedded none1 embedded1
 for i in $(seq "$runs"); do
   js+=("$(run node "$seed")")
   none+=("$(run "$bin" route --jsonl --rules "$rules" --model none)")
+  none1+=("$(run "$bin" route --jsonl --rules "$rules" --model none --jobs 1)")
   embedded+=("$(run "$bin" route --jsonl --rules "$rules" --model embedded)")
-  printf 'run %d: seed_style.js %.3f s, turnout none %.3f s, turnout embedded %.3f s\n' \
-    "$i" "${js[-1]}" "${none[-1]}" "${embedded[-1]}"
+  embedded1+=("$(run "$bin" route --jsonl --rules "$rules" --model embedded --jobs 1)")
+  printf 'run %d: seed_style.js %.3f s; turnout none %.3f s (--jobs 1: %.3f s); embedded %.3f s (--jobs 1: %.3f s)\n' \
+    "$i" "${js[-1]}" "${none[-1]}" "${none1[-1]}" "${embedded[-1]}" "${embedded1[-1]}"
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 m_js=$(median "${js[@]}")
-m_none=$(median "${none[@]}")
-m_emb=$(median "${embedded[@]}")
-printf '\nmedians over %d runs of %d requests:\n' "$runs" "$lines"
-printf '  seed_style.js (node)       %7.3f s  %8.0f requests/s\n' "$m_js" "$(echo "$lines / $m_js" | bc -l)"
-printf '  turnout --model none       %7.3f s  %8.0f requests/s  %.2fx the JS time\n' "$m_none" "$(echo "$lines / $m_none" | bc -l)" "$(echo "$m_none / $m_js" | bc -l)"
-printf '  turnout --model embedded   %7.3f s  %8.0f requests/s  %.2fx the JS time\n' "$m_emb" "$(echo "$lines / $m_emb" | bc -l)" "$(echo "$m_emb / $m_js" | bc -l)"
+printf '\nmedians over %d runs of %d requests (turnout uses one thread per core, %d here, unless --jobs 1):\n' "$runs" "$lines" "$(nproc)"
+printf '  seed_style.js (node)               %7.3f s  %8.0f requests/s\n' "$m_js" "$(echo "$lines / $m_js" | bc -l)"
+row() {
+  local m
+  m=$(median "${@:2}")
+  printf '  %-34s %7.3f s  %8.0f requests/s  JS takes %.2fx as long\n' "$1" "$m" "$(echo "$lines / $m" | bc -l)" "$(echo "$m_js / $m" | bc -l)"
+}
+row "turnout --model none" "${none[@]}"
+row "turnout --model none --jobs 1" "${none1[@]}"
+row "turnout --model embedded" "${embedded[@]}"
+row "turnout --model embedded --jobs 1" "${embedded1[@]}"

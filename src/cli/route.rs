@@ -5,6 +5,8 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use rayon::prelude::*;
+
 use super::{LimitArgs, ModelArgs, load_rules};
 use crate::compile::RuleSet;
 use crate::contract::Request;
@@ -100,6 +102,13 @@ fn route_lines(router: &Router<'_>, jobs: usize, out: &mut impl Write) -> Result
     // Lines are read as bytes: one line that is not UTF-8 is that line's error, not the end of
     // the run.
     let mut lines = stdin.lock().split(b'\n').enumerate();
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool,
+        Err(e) => {
+            eprintln!("error: cannot start {jobs} threads: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
     let mut ok = true;
     let mut batch: Vec<(usize, Vec<u8>)> = Vec::with_capacity(jobs * LINES_PER_JOB);
     loop {
@@ -120,20 +129,11 @@ fn route_lines(router: &Router<'_>, jobs: usize, out: &mut impl Write) -> Result
             return Ok(ok);
         }
         let chunk = batch.len().div_ceil(jobs);
-        let done: Vec<Routed> = std::thread::scope(|s| {
-            let mut chunks = batch.chunks(chunk);
-            let first = chunks.next().unwrap_or_default();
-            let others: Vec<_> = chunks
-                .map(|lines| s.spawn(|| router.route_chunk(lines)))
-                .collect();
-            let mut done = vec![router.route_chunk(first)];
-            for handle in others {
-                match handle.join() {
-                    Ok(routed) => done.push(routed),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            done
+        let done: Vec<Routed> = pool.install(|| {
+            batch
+                .par_chunks(chunk)
+                .map(|lines| router.route_chunk(lines))
+                .collect()
         });
         for routed in done {
             for e in &routed.errors {

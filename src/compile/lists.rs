@@ -5,25 +5,41 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::ruleset::ListDef;
 use super::{Compiler, SourceFile, did_you_mean, source};
 use crate::diag::Diagnostic;
 use crate::rules::WordList;
 use crate::text::{
-    DEFAULT_GAP, ListOptions, ListSpec, Normalizer, NormalizerOptions, Scanner, WordMatcher,
+    DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
+    Scanner, WordMatcher,
 };
 
 impl Compiler<'_> {
     /// Every word list, in file order (a list defined twice is compiled once).
     pub(super) fn lists(&mut self, normalizer: &Normalizer) -> Vec<ListDef> {
         let files = self.files;
+        // Every pattern is compiled first, each text once, on every core: compiling patterns
+        // is most of a large pack's compile, and each is independent of the others.
+        let mut texts: Vec<&str> = files
+            .iter()
+            .flat_map(|(_, rf)| &rf.word_lists)
+            .flat_map(|l| l.patterns.iter().map(String::as_str))
+            .collect();
+        texts.sort_unstable();
+        texts.dedup();
+        let patterns: HashMap<&str, Result<ListPattern, EntryError>> = texts
+            .into_par_iter()
+            .map(|p| (p, crate::text::compile_list_pattern(p)))
+            .collect();
         let mut lists = Vec::new();
         for (file, rf) in files {
             for (i, l) in rf.word_lists.iter().enumerate() {
                 if seen_lists_first(&lists, &l.id) {
                     continue;
                 }
-                lists.push(self.word_list(file, i, l, normalizer));
+                lists.push(self.word_list(file, i, l, normalizer, &patterns));
             }
         }
         lists
@@ -120,6 +136,7 @@ impl Compiler<'_> {
         i: usize,
         l: &WordList,
         normalizer: &Normalizer,
+        compiled: &HashMap<&str, Result<ListPattern, EntryError>>,
     ) -> ListDef {
         let keys: Vec<String> = l
             .words
@@ -204,7 +221,10 @@ impl Compiler<'_> {
         let mut patterns = Vec::with_capacity(l.patterns.len());
         for (j, pat) in l.patterns.iter().enumerate() {
             let p = format!("/word_lists/{i}/patterns/{j}");
-            let compiled = crate::text::compile_list_pattern(pat);
+            let compiled = compiled
+                .get(pat.as_str())
+                .cloned()
+                .unwrap_or_else(|| crate::text::compile_list_pattern(pat));
             if let Err(e) = &compiled {
                 let code = match e {
                     crate::text::EntryError::MatchesEmpty => "matches-empty",
@@ -314,16 +334,8 @@ impl Compiler<'_> {
     }
 
     /// The one-pass matcher over every list; an automaton too large to build is an error.
-    pub(super) fn scanner(&mut self, lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
-        let specs: Vec<ListSpec<'_>> = lists
-            .iter()
-            .map(|l| ListSpec {
-                words: &l.entries[..l.words],
-                patterns: &l.patterns,
-                options: &l.options,
-            })
-            .collect();
-        let scanner = Scanner::new(&specs, normalizer);
+    /// The scanner [`scanner`] built, with a finding when it could not be built.
+    pub(super) fn scanner_finding(&mut self, scanner: Scanner, lists: &[ListDef]) -> Scanner {
         if let Some(e) = scanner.error() {
             let d = Diagnostic::error(
                 "list-too-large",
@@ -335,6 +347,19 @@ impl Compiler<'_> {
         }
         scanner
     }
+}
+
+/// The one scanner of every list's words and patterns.
+pub(super) fn scanner(lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
+    let specs: Vec<ListSpec<'_>> = lists
+        .iter()
+        .map(|l| ListSpec {
+            words: &l.entries[..l.words],
+            patterns: &l.patterns,
+            options: &l.options,
+        })
+        .collect();
+    Scanner::new(&specs, normalizer)
 }
 
 fn seen_lists_first(lists: &[ListDef], id: &str) -> bool {

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diag::{Diagnostic, Location};
@@ -104,7 +105,16 @@ pub(crate) fn parse_checked(
     check: &SchemaCheck,
     limits: &Limits,
 ) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
-    let (value, spans) = source::parse_yaml_limited(path, text, limits).map_err(|d| vec![d])?;
+    checked(path, source::parse_yaml_limited(path, text, limits), check)
+}
+
+/// [`parse_checked`] once the YAML is parsed.
+fn checked(
+    path: &Path,
+    parsed: Result<(Value, SpanMap), Diagnostic>,
+    check: &SchemaCheck,
+) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
+    let (value, spans) = parsed.map_err(|d| vec![d])?;
     let found = check.check(path, &value, &spans);
     if found.is_empty() {
         Ok((value, spans))
@@ -146,37 +156,48 @@ fn compile_texts(
     root: Option<PathBuf>,
     read_failed: bool,
 ) -> Loaded {
-    let check = SchemaCheck::rules();
-    let mut diagnostics = Vec::new();
-    let mut parsed = Vec::new();
-    let mut failed: Vec<&Path> = Vec::new();
-    for (path, text) in texts {
-        let (value, spans) = match parse_checked(path, text, check, limits) {
-            Ok(v) => v,
-            Err(found) => {
-                diagnostics.extend(found);
-                failed.push(path);
-                continue;
-            }
-        };
-        match serde_json::from_value::<RuleFile>(value) {
-            Ok(file) => parsed.push((
-                SourceFile {
-                    path: path.clone(),
-                    spans,
-                },
-                file,
-            )),
-            // The schema is generated from the same types, so this is a safety net only.
-            Err(e) => {
-                failed.push(path);
-                diagnostics.push(
+    // The files are independent, and the schema's validator is built once per process: the
+    // files are parsed on every core while it is built, then checked and read into rule types
+    // on every core (a pack is a few large files).
+    let (check, values) = rayon::join(SchemaCheck::rules, || {
+        texts
+            .par_iter()
+            .map(|(path, text)| source::parse_yaml_limited(path, text, limits))
+            .collect::<Vec<_>>()
+    });
+    let files: Vec<Result<(SourceFile, RuleFile), Vec<Diagnostic>>> = texts
+        .par_iter()
+        .zip(values)
+        .map(|((path, _), parsed)| {
+            let (value, spans) = checked(path, parsed, check)?;
+            match serde_json::from_value::<RuleFile>(value) {
+                Ok(file) => Ok((
+                    SourceFile {
+                        path: path.clone(),
+                        spans,
+                    },
+                    file,
+                )),
+                // The schema is generated from the same types, so this is a safety net only.
+                Err(e) => Err(vec![
                     Diagnostic::error(
                         "invalid",
                         format!("the file does not match the rule format: {e}"),
                     )
                     .at(Some(Location::new(path.clone(), 1, 1))),
-                )
+                ]),
+            }
+        })
+        .collect();
+    let mut diagnostics = Vec::new();
+    let mut parsed = Vec::new();
+    let mut failed: Vec<&Path> = Vec::new();
+    for ((path, _), file) in texts.iter().zip(files) {
+        match file {
+            Ok(file) => parsed.push(file),
+            Err(found) => {
+                diagnostics.extend(found);
+                failed.push(path);
             }
         }
     }
@@ -281,14 +302,22 @@ impl<'a> Compiler<'a> {
         self.symbols();
         let normalizer = self.normalizer();
         let lists = self.lists(&normalizer);
-        let scanner = self.scanner(&lists, &normalizer);
-        let skills = self.skills();
-        let tools = self.tools(&normalizer);
-        self.integrations();
-        let router = self.router(&skills, &normalizer);
-        let search = self.search();
-        let pre_rules = self.pre_rules(&tools);
-        let guards = self.guards(tools.len());
+        // The scanner's automata (a quarter of the work) are built on another core while the
+        // rest compiles; its finding, if any, is added after.
+        let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
+            || lists::scanner(&lists, &normalizer),
+            || {
+                let skills = self.skills();
+                let tools = self.tools(&normalizer);
+                self.integrations();
+                let router = self.router(&skills, &normalizer);
+                let search = self.search();
+                let pre_rules = self.pre_rules(&tools);
+                let guards = self.guards(tools.len());
+                (skills, tools, router, search, pre_rules, guards)
+            },
+        );
+        let scanner = self.scanner_finding(scanner, &lists);
         self.unused_lists(&lists);
         self.diagnostics.sort_by_key(|d| {
             d.location
