@@ -55,10 +55,8 @@ pub fn run(args: Args) -> ExitCode {
         rs: &rs,
         model: model.as_deref(),
     };
-    // Buffered: one write(2) per line was a sixth of a --jsonl run.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let ok = if args.jsonl {
-        match route_lines(&router, jobs, &mut out) {
+        match route_lines(&router, jobs) {
             Ok(ok) => ok,
             Err(status) => return status,
         }
@@ -74,6 +72,7 @@ pub fn run(args: Args) -> ExitCode {
                 let pretty = serde_json::from_slice::<serde_json::Value>(&json)
                     .and_then(|v| serde_json::to_vec_pretty(&v))
                     .unwrap_or(json);
+                let mut out = std::io::stdout().lock();
                 if out.write_all(&pretty).and_then(|()| writeln!(out)).is_err() {
                     return ExitCode::from(2);
                 }
@@ -85,9 +84,6 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     };
-    if out.flush().is_err() {
-        return ExitCode::from(2);
-    }
     if ok {
         ExitCode::SUCCESS
     } else {
@@ -95,13 +91,13 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Routes JSON lines from stdin to `out` on `jobs` threads, in batches, keeping the input's
-/// order; `Ok(false)` when a line was bad, `Err` when stdin or stdout failed.
-fn route_lines(router: &Router<'_>, jobs: usize, out: &mut impl Write) -> Result<bool, ExitCode> {
-    let stdin = std::io::stdin();
-    // Lines are read as bytes: one line that is not UTF-8 is that line's error, not the end of
-    // the run.
-    let mut lines = stdin.lock().split(b'\n').enumerate();
+/// Numbered lines of stdin.
+type Batch = Vec<(usize, Vec<u8>)>;
+
+/// Routes JSON lines from stdin to stdout on `jobs` threads, in batches, keeping the input's
+/// order; `Ok(false)` when a line was bad, `Err` when stdin or stdout failed. Reading the next
+/// batch and writing the last one's decisions run on threads of their own, beside the deciding.
+fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -109,42 +105,69 @@ fn route_lines(router: &Router<'_>, jobs: usize, out: &mut impl Write) -> Result
             return Err(ExitCode::from(2));
         }
     };
-    let mut ok = true;
-    let mut batch: Vec<(usize, Vec<u8>)> = Vec::with_capacity(jobs * LINES_PER_JOB);
-    loop {
-        batch.clear();
-        for (n, line) in lines.by_ref() {
-            match line {
-                Ok(bytes) => batch.push((n + 1, bytes)),
-                Err(e) => {
-                    eprintln!("error: cannot read stdin: {e}");
-                    return Err(ExitCode::from(2));
+    let size = jobs * LINES_PER_JOB;
+    std::thread::scope(|s| {
+        let (batches, to_decide) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let (decided, to_write) = std::sync::mpsc::sync_channel::<Vec<Routed>>(1);
+        let reader = s.spawn(move || {
+            // Lines are read as bytes: one line that is not UTF-8 is that line's error, not
+            // the end of the run.
+            let mut lines = std::io::stdin().lock().split(b'\n').enumerate();
+            loop {
+                let mut batch = Vec::with_capacity(size);
+                for (n, line) in lines.by_ref() {
+                    batch.push((n + 1, line?));
+                    if batch.len() == size {
+                        break;
+                    }
+                }
+                // A send fails when the deciding stopped (stdout closed): nothing more to do.
+                if batch.is_empty() || batches.send(batch).is_err() {
+                    return Ok::<(), std::io::Error>(());
                 }
             }
-            if batch.len() == jobs * LINES_PER_JOB {
+        });
+        let writer = s.spawn(move || {
+            // Buffered: one write(2) per line was a sixth of a --jsonl run.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut ok = true;
+            for done in to_write {
+                for routed in done {
+                    for e in &routed.errors {
+                        eprintln!("{e}");
+                    }
+                    ok &= routed.errors.is_empty();
+                    out.write_all(&routed.out)?;
+                }
+            }
+            out.flush()?;
+            Ok::<bool, std::io::Error>(ok)
+        });
+        for batch in to_decide {
+            let chunk = batch.len().div_ceil(jobs);
+            let done: Vec<Routed> = pool.install(|| {
+                batch
+                    .par_chunks(chunk)
+                    .map(|lines| router.route_chunk(lines))
+                    .collect()
+            });
+            if decided.send(done).is_err() {
                 break;
             }
         }
-        if batch.is_empty() {
-            return Ok(ok);
+        drop(decided);
+        let written = writer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let read = reader
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        if let Err(e) = read {
+            eprintln!("error: cannot read stdin: {e}");
+            return Err(ExitCode::from(2));
         }
-        let chunk = batch.len().div_ceil(jobs);
-        let done: Vec<Routed> = pool.install(|| {
-            batch
-                .par_chunks(chunk)
-                .map(|lines| router.route_chunk(lines))
-                .collect()
-        });
-        for routed in done {
-            for e in &routed.errors {
-                eprintln!("{e}");
-            }
-            ok &= routed.errors.is_empty();
-            if out.write_all(&routed.out).is_err() {
-                return Err(ExitCode::from(2));
-            }
-        }
-    }
+        written.map_err(|_| ExitCode::from(2))
+    })
 }
 
 /// What `route` decides with.

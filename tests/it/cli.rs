@@ -240,6 +240,45 @@ fn route_jsonl_on_several_threads_keeps_the_input_order() {
 }
 
 #[test]
+fn route_jsonl_stops_when_its_reader_goes_away() {
+    // `route --jsonl … | head -1`: once stdout is closed, the threads that read, decide and
+    // write all stop and the run ends with exit 2; none of them waits on another forever.
+    let line = r#"{"messages":[{"role":"user","content":"привет"}]}"#;
+    let input = format!("{line}\n").repeat(20_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .args(["route", "--jsonl", "--model", "none", "--jobs", "2"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("turnout starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // Writing may fail once turnout has gone: that is the point.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut first = String::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    std::io::BufRead::read_line(&mut stdout, &mut first).expect("a first line");
+    assert!(first.contains("outcome"), "{first}");
+    drop(stdout);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "route went on after stdout closed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(2));
+    writer.join().expect("writer");
+}
+
+#[test]
 fn route_jsonl_with_the_embedded_router_on_several_threads_decides_as_one() {
     let corpus =
         std::fs::read_to_string(root().join("examples/corpus/requests.jsonl")).expect("corpus");
