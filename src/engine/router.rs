@@ -61,7 +61,7 @@ impl Run<'_> {
             error: answer.as_ref().err().map(ModelError::kind),
         });
         match answer {
-            Ok(answer) => {
+            Ok(mut answer) => {
                 let names: Vec<&str> = answer.calls.iter().map(|c| c.tool.as_str()).collect();
                 let effect = if names.is_empty() {
                     "no call".to_owned()
@@ -74,13 +74,9 @@ impl Run<'_> {
                     effect,
                     format!("model '{}' was offered {offered} tools", model.name()),
                 ));
-                for note in &answer.notes {
-                    self.trace.push(TraceStep::new(
-                        Stage::Router,
-                        None,
-                        note.effect.clone(),
-                        note.why.clone(),
-                    ));
+                for note in std::mem::take(&mut answer.notes) {
+                    self.trace
+                        .push(TraceStep::new(Stage::Router, None, note.effect, note.why));
                 }
                 self.validate(answer);
             }
