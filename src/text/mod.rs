@@ -35,6 +35,12 @@ fn is_word(c: char) -> bool {
         .unwrap_or_else(|| c.is_alphanumeric() || c == '_')
 }
 
+/// `char::is_alphanumeric` through the same table (whose only other word character is `_`):
+/// the standard one searches the Unicode tables for every non-ASCII character.
+pub(crate) fn is_alphanumeric(c: char) -> bool {
+    c != '_' && is_word(c)
+}
+
 /// Whether each of the first code points is a word character, computed once: `is_alphanumeric`
 /// searches the Unicode tables for every non-ASCII character, and boundaries are checked often.
 fn word_table() -> &'static [bool; TABLE_LEN] {
@@ -211,5 +217,20 @@ fn regex_message(e: &regex::Error) -> String {
             let text = other.to_string();
             format!("the pattern is not a valid regular expression:\n{text}")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tabled_alphanumeric_test_is_the_standard_one() {
+        // Every code point below and well past the table's end, and the word character that is
+        // not alphanumeric.
+        for u in (0u32..0x3_0000).chain([0x1_F600, 0x10_FFFF]) {
+            if let Some(c) = char::from_u32(u) {
+                assert_eq!(super::is_alphanumeric(c), c.is_alphanumeric(), "U+{u:04X}");
+            }
+        }
+        assert!(super::is_word('_') && !super::is_alphanumeric('_'));
     }
 }

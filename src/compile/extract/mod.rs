@@ -349,7 +349,7 @@ fn separate_hits(words: &WordMatcher, text: &str) -> Vec<(crate::text::Hit, (usi
 
 /// Widens a byte span to the whole words it touches.
 fn whole_word(text: &str, start: usize, end: usize) -> (usize, usize) {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let is_word = |c: char| crate::text::is_alphanumeric(c) || c == '_' || c == '-';
     let s = text[..start]
         .char_indices()
         .rev()

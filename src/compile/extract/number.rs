@@ -32,7 +32,7 @@ impl NumberDef {
             .char_indices()
             .chain(std::iter::once((text.len(), ' ')))
         {
-            match (ch.is_alphanumeric(), start) {
+            match (crate::text::is_alphanumeric(ch), start) {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
                     if let Some(v) = self.word_value(&text[s..i]) {

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::text::Normalizer;
+use crate::text::{Normalizer, is_alphanumeric};
 
 /// How a [`Classifier`] is trained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -519,14 +519,10 @@ pub(super) fn features(text: &str) -> Vec<u64> {
 
 /// [`features`] into `out`, with `padded` as the word buffer.
 fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
-    let table = word_chars();
-    let is_word = |c: char| {
-        table
-            .get(c as usize)
-            .copied()
-            .unwrap_or_else(|| c.is_alphanumeric())
-    };
-    for word in text.split(|c: char| !is_word(c)).filter(|w| !w.is_empty()) {
+    for word in text
+        .split(|c: char| !is_alphanumeric(c))
+        .filter(|w| !w.is_empty())
+    {
         padded.clear();
         padded.push(' ');
         padded.extend(word.chars());
@@ -556,17 +552,6 @@ fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
         }
         out.push(hash(b'x', stem));
     }
-}
-
-/// Whether each of the first 0x800 code points is alphanumeric, computed once:
-/// `is_alphanumeric` searches the Unicode tables for every non-ASCII character.
-fn word_chars() -> &'static [bool] {
-    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        (0u32..0x800)
-            .map(|u| char::from_u32(u).is_some_and(char::is_alphanumeric))
-            .collect()
-    })
 }
 
 /// FNV-1a's offset basis.
