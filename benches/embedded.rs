@@ -27,6 +27,10 @@ fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
+    // As the engine hands it over: the message already normalised for the rules.
+    let normalized = rs
+        .normalizer
+        .normalize(messages.last().map_or("", |m| m.content.as_str()));
     let input = RouterInput {
         messages: &messages,
         skill: None,
@@ -37,6 +41,7 @@ fn bench(c: &mut Criterion) {
         skills: rs.skills(),
         router: rs.router(),
         rules: &rs,
+        normalized: Some(&normalized),
     };
     let answer = rt.block_on(model.route(&input)).expect("an answer");
     assert!(!answer.calls.is_empty(), "the bench message calls a tool");

@@ -49,6 +49,7 @@ impl Run<'_> {
             skills: &rs.skills,
             router: &rs.router,
             rules: rs,
+            normalized: Some(self.cx.text),
         };
         self.model_called = true;
         let started = std::time::Instant::now();

@@ -52,6 +52,9 @@ pub struct RouterInput<'a> {
     /// a backend that precomputes something from the rules (the embedded router's index) keys
     /// it by `rules.version`, since rules reload while the model lives on.
     pub rules: &'a RuleSet,
+    /// The last message as `rules.normalizer` leaves it, when the caller has it (the engine
+    /// does: it normalised the message for the rules); see [`RouterInput::normalized_message`].
+    pub normalized: Option<&'a str>,
 }
 
 impl std::fmt::Debug for RouterInput<'_> {
@@ -70,10 +73,19 @@ impl std::fmt::Debug for RouterInput<'_> {
     }
 }
 
-impl RouterInput<'_> {
+impl<'a> RouterInput<'a> {
     /// The user's new message.
     pub fn message(&self) -> &str {
         self.messages.last().map_or("", |m| m.content.as_str())
+    }
+
+    /// The last message normalised by the rules: [`RouterInput::normalized`], or normalised
+    /// here when the caller left it out.
+    pub fn normalized_message(&self) -> std::borrow::Cow<'a, str> {
+        match self.normalized {
+            Some(text) => std::borrow::Cow::Borrowed(text),
+            None => std::borrow::Cow::Owned(self.rules.normalizer.normalize(self.message())),
+        }
     }
 }
 

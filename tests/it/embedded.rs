@@ -386,3 +386,39 @@ async fn training_cut_off_by_a_request_timeout_is_kept_for_the_next_request() {
     let d = decide(&rs, &model, &say("Сколько визитов на сайте за неделю")).await;
     assert_eq!(tools(&d), ["site_traffic"], "{:#?}", d.trace);
 }
+
+#[tokio::test]
+async fn a_caller_that_does_not_normalise_the_message_gets_the_same_answer() {
+    // The engine hands the router the message it already normalised; a caller of the model
+    // API that leaves `normalized` out gets the same calls and notes.
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.train(&rs);
+    for text in [
+        "Найди айфон 15 до 80 тыщ и сравни с самсунгом",
+        "переведи «ДОБРОЕ утро» на английский",
+        "привет",
+    ] {
+        let req = say(text);
+        let normalized = rs.normalizer.normalize(text);
+        let input = |normalized| turnout::model::RouterInput {
+            messages: &req.messages,
+            skill: None,
+            draft_shown: false,
+            ui: None,
+            tools: rs.tools().iter().collect(),
+            context: Vec::new(),
+            skills: rs.skills(),
+            router: rs.router(),
+            rules: &rs,
+            normalized,
+        };
+        let given = model
+            .route(&input(Some(&normalized)))
+            .await
+            .expect("an answer");
+        let left_out = model.route(&input(None)).await.expect("an answer");
+        assert_eq!(given.calls, left_out.calls, "{text}");
+        assert_eq!(given.notes, left_out.notes, "{text}");
+    }
+}

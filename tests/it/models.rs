@@ -1246,6 +1246,7 @@ fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() 
         skills: rs.skills(),
         router: rs.router(),
         rules: &rs,
+        normalized: None,
     };
     let key = Some(ApiKey::new("sk-test"));
     let hosted = OpenAiModel::new("gpt-test", None, key.clone()).expect("model");

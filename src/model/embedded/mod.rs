@@ -286,7 +286,7 @@ impl Index {
     fn rank(&self, input: &RouterInput<'_>) -> Ranking {
         let allowed = self.allowed(input);
         let bias = self.bias(input);
-        let normalized = input.rules.normalizer.normalize(input.message());
+        let normalized = input.normalized_message();
         self.rank_text(input, &normalized, &allowed, &bias)
     }
 

@@ -15,7 +15,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     let allowed = index.allowed(input);
     let bias = index.bias(input);
     let original = input.message();
-    let normalized = input.rules.normalizer.normalize(original);
+    let normalized = input.normalized_message();
     let mut notes = Vec::new();
     for rule in input
         .context
