@@ -17,7 +17,8 @@ struct OutcomeLabel {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RuleLabel {
-    rule: String,
+    /// The rule's id as the ruleset holds it: counting a fired rule copies no text.
+    rule: std::sync::Arc<str>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -174,9 +175,7 @@ impl Metrics {
         self.decision_latency.observe(seconds);
         for step in &d.trace {
             let Some(rule) = &step.rule else { continue };
-            let label = RuleLabel {
-                rule: rule.to_string(),
-            };
+            let label = RuleLabel { rule: rule.clone() };
             match step.stage {
                 Stage::Guard => self.guard_vetoes.get_or_create(&label).inc(),
                 _ => self.rule_fired.get_or_create(&label).inc(),
