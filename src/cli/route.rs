@@ -130,17 +130,27 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
         let writer = s.spawn(move || {
             // Buffered: one write(2) per line was a sixth of a --jsonl run.
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let bar = progress();
             let mut ok = true;
             for done in to_write {
                 for routed in done {
                     for e in &routed.errors {
-                        eprintln!("{e}");
+                        match &bar {
+                            Some(bar) => bar.suspend(|| eprintln!("{e}")),
+                            None => eprintln!("{e}"),
+                        }
                     }
                     ok &= routed.errors.is_empty();
                     out.write_all(&routed.out)?;
+                    if let Some(bar) = &bar {
+                        bar.inc(routed.lines as u64);
+                    }
                 }
             }
             out.flush()?;
+            if let Some(bar) = bar {
+                bar.finish();
+            }
             Ok::<bool, std::io::Error>(ok)
         });
         for batch in to_decide {
@@ -177,10 +187,28 @@ struct Router<'a> {
     model: Option<&'a dyn Model>,
 }
 
+/// A count of the lines routed on stderr, only when stderr is a terminal and stdout is not
+/// (decisions printed to the terminal would tear it).
+fn progress() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || std::io::stdout().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} {human_pos} lines in {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
 /// One chunk of JSON lines, decided: their output lines, and the bad lines' messages.
 struct Routed {
     out: Vec<u8>,
     errors: Vec<String>,
+    /// How many input lines the chunk held.
+    lines: usize,
 }
 
 impl Router<'_> {
@@ -189,6 +217,7 @@ impl Router<'_> {
         let mut routed = Routed {
             out: Vec::with_capacity(lines.len() * 512),
             errors: Vec::new(),
+            lines: lines.len(),
         };
         for (n, bytes) in lines {
             let result = match std::str::from_utf8(bytes) {
