@@ -28,6 +28,10 @@ pub struct Args {
     /// Default: one per core.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
+    /// Largest request read, in bytes: the whole of stdin, or one --jsonl line (a longer line
+    /// gets an error object on its line, and the run goes on).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_request_bytes: u64,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -54,6 +58,7 @@ pub fn run(args: Args) -> ExitCode {
         rt: &rt,
         rs: &rs,
         model: model.as_deref(),
+        max_bytes: args.max_request_bytes,
     };
     let ok = if args.jsonl {
         match route_lines(&router, jobs) {
@@ -62,8 +67,19 @@ pub fn run(args: Args) -> ExitCode {
         }
     } else {
         let mut input = String::new();
-        if let Err(e) = std::io::stdin().lock().read_to_string(&mut input) {
+        let limit = args.max_request_bytes;
+        if let Err(e) = std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_string(&mut input)
+        {
             eprintln!("error: cannot read stdin: {e}");
+            return ExitCode::from(2);
+        }
+        if input.len() as u64 > limit {
+            eprintln!(
+                "error: the request is not valid: it is larger than {limit} bytes (--max-request-bytes)"
+            );
             return ExitCode::from(2);
         }
         let mut json = Vec::new();
@@ -92,7 +108,14 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 /// Numbered lines of stdin.
-type Batch = Vec<(usize, Vec<u8>)>;
+type Batch = Vec<(usize, Line)>;
+
+/// One line of stdin.
+enum Line {
+    Bytes(Vec<u8>),
+    /// Longer than the limit: not kept.
+    TooLong,
+}
 
 /// Routes JSON lines from stdin to stdout on `jobs` threads, in batches, keeping the input's
 /// order; `Ok(false)` when a line was bad, `Err` when stdin or stdout failed. Reading the next
@@ -109,17 +132,20 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
     std::thread::scope(|s| {
         let (batches, to_decide) = std::sync::mpsc::sync_channel::<Batch>(1);
         let (decided, to_write) = std::sync::mpsc::sync_channel::<Vec<Routed>>(1);
+        let limit = router.max_bytes;
         let reader = s.spawn(move || {
             // Lines are read as bytes: one line that is not UTF-8 is that line's error, not
             // the end of the run.
-            let mut lines = std::io::stdin().lock().split(b'\n').enumerate();
+            let mut stdin = std::io::stdin().lock();
+            let mut n = 0;
             loop {
                 let mut batch = Vec::with_capacity(size);
-                for (n, line) in lines.by_ref() {
-                    batch.push((n + 1, line?));
-                    if batch.len() == size {
+                while batch.len() < size {
+                    let Some(line) = read_line(&mut stdin, limit)? else {
                         break;
-                    }
+                    };
+                    n += 1;
+                    batch.push((n, line));
                 }
                 // A send fails when the deciding stopped (stdout closed): nothing more to do.
                 if batch.is_empty() || batches.send(batch).is_err() {
@@ -180,11 +206,33 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
     })
 }
 
+/// The next line of `input` without its newline, keeping at most `limit` bytes of it (the rest
+/// of a longer line is skipped, never held); `None` at the end.
+fn read_line(input: &mut impl BufRead, limit: u64) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    if input
+        .take(limit.saturating_add(1))
+        .read_until(b'\n', &mut line)?
+        == 0
+    {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() as u64 > limit {
+        input.skip_until(b'\n')?;
+        return Ok(Some(Line::TooLong));
+    }
+    Ok(Some(Line::Bytes(line)))
+}
+
 /// What `route` decides with.
 struct Router<'a> {
     rt: &'a tokio::runtime::Runtime,
     rs: &'a RuleSet,
     model: Option<&'a dyn Model>,
+    /// `--max-request-bytes`.
+    max_bytes: u64,
 }
 
 /// A count of the lines routed on stderr, only when stderr is a terminal and stdout is not
@@ -213,27 +261,34 @@ struct Routed {
 
 impl Router<'_> {
     /// Decides numbered lines; a bad line gets an error object on its line.
-    fn route_chunk(&self, lines: &[(usize, Vec<u8>)]) -> Routed {
+    fn route_chunk(&self, lines: &[(usize, Line)]) -> Routed {
         let mut routed = Routed {
             out: Vec::with_capacity(lines.len() * 512),
             errors: Vec::new(),
             lines: lines.len(),
         };
-        for (n, bytes) in lines {
-            let result = match std::str::from_utf8(bytes) {
-                Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => {
-                    let start = routed.out.len();
-                    let result = self.route(line, &mut routed.out);
-                    if result.is_err() {
-                        routed.out.truncate(start);
-                    }
-                    result
-                }
-                Err(e) => Err(format!(
-                    "the request is not valid: the line is not UTF-8 (byte {})",
-                    e.valid_up_to() + 1
+        for (n, line) in lines {
+            let result = match line {
+                Line::TooLong => Err(format!(
+                    "the request is not valid: the line is longer than {} bytes \
+                     (--max-request-bytes)",
+                    self.max_bytes
                 )),
+                Line::Bytes(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(text) if text.trim().is_empty() => continue,
+                    Ok(text) => {
+                        let start = routed.out.len();
+                        let result = self.route(text, &mut routed.out);
+                        if result.is_err() {
+                            routed.out.truncate(start);
+                        }
+                        result
+                    }
+                    Err(e) => Err(format!(
+                        "the request is not valid: the line is not UTF-8 (byte {})",
+                        e.valid_up_to() + 1
+                    )),
+                },
             };
             if let Err(e) = result {
                 routed.errors.push(format!("line {n}: {e}"));

@@ -163,8 +163,8 @@ fn route_jsonl_answers_line_by_line_and_flags_bad_lines() {
     assert_eq!(lines[2]["outcome"], "chat");
 }
 
-/// `route` with these arguments on `input`, written from another thread (the output is larger
-/// than a pipe holds, so writing all of it first could wait on `route` forever).
+/// `route` with these arguments on `input`, written from another thread (the output can be
+/// larger than a pipe holds, so writing all of it first could wait on `route` forever).
 fn route_large(args: &[&str], input: String) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
         .args(args)
@@ -177,8 +177,11 @@ fn route_large(args: &[&str], input: String) -> Output {
     let mut stdin = child.stdin.take().expect("stdin");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let out = child.wait_with_output().expect("turnout finishes");
-    writer.join().expect("writer").expect("write stdin");
-    out
+    match writer.join().expect("writer") {
+        // `route` may stop reading early (a request over its limit): that is its answer.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        _ => out,
+    }
 }
 
 #[test]
@@ -276,6 +279,59 @@ fn route_jsonl_stops_when_its_reader_goes_away() {
     };
     assert_eq!(status.code(), Some(2));
     writer.join().expect("writer");
+}
+
+#[test]
+fn route_refuses_a_request_over_its_size_limit_and_goes_on() {
+    // A line over --max-request-bytes is that line's error; the lines around it (the last one
+    // without a newline) are decided.
+    let short = |text: &str| json_line(text);
+    let long = json_line(&"а".repeat(100_000));
+    let input = format!("{}\n{long}\n{}", short("привет"), short("пока"));
+    let out = route_large(
+        &[
+            "route",
+            "--jsonl",
+            "--model",
+            "none",
+            "--max-request-bytes",
+            "300",
+        ],
+        input,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["outcome"], "chat");
+    assert_eq!(lines[1]["line"], 2);
+    assert!(
+        lines[1]["error"].as_str().is_some_and(
+            |e| e.contains("longer than 300 bytes") && e.contains("--max-request-bytes")
+        ),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["outcome"], "chat");
+    // One request on stdin: the same limit, and exit 2 with the reason.
+    let one = route_large(
+        &["route", "--model", "none", "--max-request-bytes", "300"],
+        long,
+    );
+    assert_eq!(one.status.code(), Some(2));
+    assert!(
+        text(&one.stderr).contains("larger than 300 bytes"),
+        "{}",
+        text(&one.stderr)
+    );
+    assert!(one.stdout.is_empty());
+}
+
+/// A one-message request as a JSON line.
+fn json_line(text: &str) -> String {
+    serde_json::json!({"messages": [{"role": "user", "content": text}]}).to_string()
 }
 
 #[test]
