@@ -36,10 +36,14 @@ pub struct Args {
     limits: LimitArgs,
 }
 
-/// Lines per thread in one batch of a --jsonl run: the batch is read, decided on every thread,
-/// then written, so it is large enough that the threads' start and the serial read and write
-/// are small beside the deciding, and small enough to hold in memory.
+/// Lines per thread in one batch of a --jsonl run: enough that handing a batch from thread to
+/// thread is small beside deciding it.
 const LINES_PER_JOB: usize = 1024;
+
+/// Bytes of requests per thread in one batch, at most (a batch also ends here): up to five
+/// batches are in flight at once (being read, waiting, decided, waiting, written), so long
+/// lines must not multiply into gigabytes.
+const BYTES_PER_JOB: usize = 4 << 20;
 
 pub fn run(args: Args) -> ExitCode {
     let Some(rs) = load_rules(&args.rules, &args.limits) else {
@@ -128,7 +132,7 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
-    let size = jobs * LINES_PER_JOB;
+    let (size, max_bytes) = (jobs * LINES_PER_JOB, jobs * BYTES_PER_JOB);
     std::thread::scope(|s| {
         let (batches, to_decide) = std::sync::mpsc::sync_channel::<Batch>(1);
         let (decided, to_write) = std::sync::mpsc::sync_channel::<Vec<Routed>>(1);
@@ -140,11 +144,16 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
             let mut n = 0;
             loop {
                 let mut batch = Vec::with_capacity(size);
-                while batch.len() < size {
+                let mut bytes = 0;
+                while batch.len() < size && bytes < max_bytes {
                     let Some(line) = read_line(&mut stdin, limit)? else {
                         break;
                     };
                     n += 1;
+                    bytes += match &line {
+                        Line::Bytes(b) => b.len(),
+                        Line::TooLong => 0,
+                    };
                     batch.push((n, line));
                 }
                 // A send fails when the deciding stopped (stdout closed): nothing more to do.

@@ -329,6 +329,42 @@ fn route_refuses_a_request_over_its_size_limit_and_goes_on() {
     assert!(one.stdout.is_empty());
 }
 
+#[test]
+fn route_jsonl_batches_long_lines_by_size_in_input_order() {
+    // Batches also end at 4 MiB of requests a thread: 24 lines of 400 KB are cut into several
+    // batches, differently for one and two threads, and still come out in order (every third
+    // line is a bad request, whose error names its line).
+    let pad = " ".repeat(400_000);
+    let input: String = (0..24)
+        .map(|i| match i % 3 {
+            0 => format!("{{\"messages\": \"oops\"{pad}}}\n"),
+            _ => json_line(&format!("{pad} строка {i}")) + "\n",
+        })
+        .collect();
+    let run = |jobs: &str| {
+        route_large(
+            &["route", "--jsonl", "--model", "none", "--jobs", jobs],
+            input.clone(),
+        )
+    };
+    let (one, two) = (run("1"), run("2"));
+    for (jobs, out) in [("1", &one), ("2", &two)] {
+        assert_eq!(out.status.code(), Some(2), "--jobs {jobs}");
+        let lines: Vec<serde_json::Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect();
+        assert_eq!(lines.len(), 24, "--jobs {jobs}");
+        for (k, line) in lines.iter().enumerate() {
+            match k % 3 {
+                0 => assert_eq!(line["line"], k + 1, "--jobs {jobs}"),
+                _ => assert_eq!(line["outcome"], "chat", "--jobs {jobs}, line {}", k + 1),
+            }
+        }
+    }
+    assert!(two.stdout == one.stdout, "--jobs 2 changed the output");
+}
+
 /// A one-message request as a JSON line.
 fn json_line(text: &str) -> String {
     serde_json::json!({"messages": [{"role": "user", "content": text}]}).to_string()
