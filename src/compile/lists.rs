@@ -333,8 +333,7 @@ impl Compiler<'_> {
         }
     }
 
-    /// The one-pass matcher over every list; an automaton too large to build is an error.
-    /// The scanner [`scanner`] built, with a finding when it could not be built.
+    /// The scanner [`scanner`] built, with a finding when its automaton was too large to build.
     pub(super) fn scanner_finding(&mut self, scanner: Scanner, lists: &[ListDef]) -> Scanner {
         if let Some(e) = scanner.error() {
             let d = Diagnostic::error(
@@ -349,7 +348,8 @@ impl Compiler<'_> {
     }
 }
 
-/// The one scanner of every list's words and patterns.
+/// The one-pass matcher over every list's words and patterns (it holds its own error when an
+/// automaton is too large to build; see [`Compiler::scanner_finding`]).
 pub(super) fn scanner(lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
     let specs: Vec<ListSpec<'_>> = lists
         .iter()
