@@ -150,6 +150,18 @@ fn load_rules(dir: &std::path::Path, limits: &LimitArgs) -> Option<RuleSet> {
     loaded.ruleset
 }
 
+/// `bar` styled by `template`, drawn on stderr only when stderr is a terminal: hidden
+/// otherwise, so that its calls draw nothing and a piped stderr holds only messages.
+fn progress(bar: indicatif::ProgressBar, template: &str) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

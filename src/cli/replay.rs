@@ -77,24 +77,21 @@ pub fn run(args: Args) -> ExitCode {
         m.prepare(old);
     }
     let passes = if old.is_some() { 2 } else { 1 };
-    let bar = progress(lines.len() * passes);
+    let bar = super::progress(
+        indicatif::ProgressBar::new((lines.len() * passes) as u64),
+        "{bar:40} {pos}/{len} requests, {per_sec}, {eta}",
+    );
     let started = Instant::now();
     let model = model.as_deref();
     let new_decisions = rt.block_on(replay::run(&new, &lines, model, |n| {
-        if let Some(b) = &bar {
-            b.set_position(n as u64);
-        }
+        bar.set_position(n as u64);
     }));
     let old_decisions = old.as_ref().map(|old| {
         rt.block_on(replay::run(old, &lines, model, |n| {
-            if let Some(b) = &bar {
-                b.set_position((lines.len() + n) as u64);
-            }
+            bar.set_position((lines.len() + n) as u64);
         }))
     });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let per_second = (lines.len() * passes) as f64 / seconds.max(1e-9);
     let summary = replay::summarize(&lines, &new_decisions);
@@ -130,20 +127,6 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// A progress bar on stderr, only when stderr is a terminal.
-fn progress(len: usize) -> Option<indicatif::ProgressBar> {
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(len as u64);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} requests, {per_sec}, {eta}")
-    {
-        bar.set_style(style);
-    }
-    Some(bar)
 }
 
 fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {

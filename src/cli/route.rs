@@ -170,22 +170,15 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
             for done in to_write {
                 for routed in done {
                     for e in &routed.errors {
-                        match &bar {
-                            Some(bar) => bar.suspend(|| eprintln!("{e}")),
-                            None => eprintln!("{e}"),
-                        }
+                        bar.suspend(|| eprintln!("{e}"));
                     }
                     ok &= routed.errors.is_empty();
                     out.write_all(&routed.out)?;
-                    if let Some(bar) = &bar {
-                        bar.inc(routed.lines as u64);
-                    }
+                    bar.inc(routed.lines as u64);
                 }
             }
             out.flush()?;
-            if let Some(bar) = bar {
-                bar.finish();
-            }
+            bar.finish();
             Ok::<bool, std::io::Error>(ok)
         });
         for batch in to_decide {
@@ -244,20 +237,16 @@ struct Router<'a> {
     max_bytes: u64,
 }
 
-/// A count of the lines routed on stderr, only when stderr is a terminal and stdout is not
-/// (decisions printed to the terminal would tear it).
-fn progress() -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() || std::io::stdout().is_terminal() {
-        return None;
+/// A count of the lines routed, on stderr when it is a terminal and stdout is not (decisions
+/// printed to the terminal would tear it); hidden otherwise.
+fn progress() -> indicatif::ProgressBar {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{spinner} {human_pos} lines in {elapsed}")
-    {
-        bar.set_style(style);
-    }
-    Some(bar)
+    super::progress(
+        indicatif::ProgressBar::new_spinner(),
+        "{spinner} {human_pos} lines in {elapsed}",
+    )
 }
 
 /// One chunk of JSON lines, decided: their output lines, and the bad lines' messages.
