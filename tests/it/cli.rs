@@ -4,32 +4,42 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn turnout(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
+/// turnout with `args`, started in the repository, every stream piped.
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_turnout"))
         .args(args)
         .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("turnout starts");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    } else {
-        drop(child.stdin.take());
-    }
-    child.wait_with_output().expect("turnout finishes")
+        .expect("turnout starts")
+}
+
+/// turnout with `args` on `input` (none: stdin closed at once), written from another thread
+/// since the output can be larger than a pipe holds, so writing all of it first could wait on
+/// turnout forever; its output, and how writing stdin went.
+fn run(args: &[&str], input: Option<String>) -> (Output, std::io::Result<()>) {
+    let mut child = spawn(args);
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || match (input, stdin) {
+        (Some(input), Some(mut stdin)) => stdin.write_all(input.as_bytes()),
+        _ => Ok(()),
+    });
+    let out = child.wait_with_output().expect("turnout finishes");
+    (out, writer.join().expect("writer"))
+}
+
+fn turnout(args: &[&str], stdin: Option<&str>) -> Output {
+    let (out, written) = run(args, stdin.map(str::to_owned));
+    written.expect("write stdin");
+    out
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -163,24 +173,12 @@ fn route_jsonl_answers_line_by_line_and_flags_bad_lines() {
     assert_eq!(lines[2]["outcome"], "chat");
 }
 
-/// `route` with these arguments on `input`, written from another thread (the output can be
-/// larger than a pipe holds, so writing all of it first could wait on `route` forever).
+/// `route` with these arguments on `input`, which it may stop reading early (a request over
+/// its limit): that is its answer, not the test's failure.
 fn route_large(args: &[&str], input: String) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
-        .args(args)
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("turnout starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("turnout finishes");
-    match writer.join().expect("writer") {
-        // `route` may stop reading early (a request over its limit): that is its answer.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
-        _ => out,
+    match run(args, Some(input)) {
+        (_, Err(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        (out, _) => out,
     }
 }
 
@@ -248,14 +246,7 @@ fn route_jsonl_stops_when_its_reader_goes_away() {
     // write all stop and the run ends with exit 2; none of them waits on another forever.
     let line = r#"{"messages":[{"role":"user","content":"привет"}]}"#;
     let input = format!("{line}\n").repeat(20_000);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_turnout"))
-        .args(["route", "--jsonl", "--model", "none", "--jobs", "2"])
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("turnout starts");
+    let mut child = spawn(&["route", "--jsonl", "--model", "none", "--jobs", "2"]);
     let mut stdin = child.stdin.take().expect("stdin");
     // Writing may fail once turnout has gone: that is the point.
     let writer = std::thread::spawn(move || {
