@@ -32,16 +32,8 @@ fn bench(c: &mut Criterion) {
         .normalizer
         .normalize(messages.last().map_or("", |m| m.content.as_str()));
     let input = RouterInput {
-        messages: &messages,
-        skill: None,
-        draft_shown: false,
-        ui: None,
-        tools: rs.tools().iter().collect(),
-        context: Vec::new(),
-        skills: rs.skills(),
-        router: rs.router(),
-        rules: &rs,
         normalized: Some(&normalized),
+        ..RouterInput::new(&rs, &messages)
     };
     let answer = rt.block_on(model.route(&input)).expect("an answer");
     assert!(!answer.calls.is_empty(), "the bench message calls a tool");

@@ -74,6 +74,25 @@ impl std::fmt::Debug for RouterInput<'_> {
 }
 
 impl<'a> RouterInput<'a> {
+    /// The input for `messages` with nothing narrowing it: every tool of `rules` offered, no
+    /// active skill, no draft, no interface hint, no context rule holding, the message not
+    /// normalised yet. For calling a model outside the engine (tests, benchmarks); change
+    /// fields with struct update syntax.
+    pub fn new(rules: &'a RuleSet, messages: &'a [Message]) -> Self {
+        Self {
+            messages,
+            skill: None,
+            draft_shown: false,
+            ui: None,
+            tools: rules.tools().iter().collect(),
+            context: Vec::new(),
+            skills: rules.skills(),
+            router: rules.router(),
+            rules,
+            normalized: None,
+        }
+    }
+
     /// The user's new message.
     pub fn message(&self) -> &str {
         self.messages.last().map_or("", |m| m.content.as_str())

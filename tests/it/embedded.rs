@@ -402,16 +402,8 @@ async fn a_caller_that_does_not_normalise_the_message_gets_the_same_answer() {
         let req = say(text);
         let normalized = rs.normalizer.normalize(text);
         let input = |normalized| turnout::model::RouterInput {
-            messages: &req.messages,
-            skill: None,
-            draft_shown: false,
-            ui: None,
-            tools: rs.tools().iter().collect(),
-            context: Vec::new(),
-            skills: rs.skills(),
-            router: rs.router(),
-            rules: &rs,
             normalized,
+            ..turnout::model::RouterInput::new(&rs, &req.messages)
         };
         let given = model
             .route(&input(Some(&normalized)))

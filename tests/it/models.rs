@@ -1236,18 +1236,7 @@ fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() 
     // protocol at a base URL (vLLM, llama.cpp, Ollama) know `max_tokens`, some only that.
     let rs = http_rules(5_000, 0);
     let req = hello();
-    let input = RouterInput {
-        messages: &req.messages,
-        skill: None,
-        draft_shown: false,
-        ui: None,
-        tools: rs.tools().iter().collect(),
-        context: Vec::new(),
-        skills: rs.skills(),
-        router: rs.router(),
-        rules: &rs,
-        normalized: None,
-    };
+    let input = RouterInput::new(&rs, &req.messages);
     let key = Some(ApiKey::new("sk-test"));
     let hosted = OpenAiModel::new("gpt-test", None, key.clone()).expect("model");
     let body = hosted.body(&input);
