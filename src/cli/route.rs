@@ -272,7 +272,9 @@ impl Router<'_> {
                      (--max-request-bytes)",
                     self.max_bytes
                 )),
-                Line::Bytes(bytes) => match std::str::from_utf8(bytes) {
+                // Checked with SIMD: the standard check goes byte by byte through Cyrillic text, and
+                // was 4 % of routing a corpus.
+                Line::Bytes(bytes) => match simdutf8::compat::from_utf8(bytes) {
                     Ok(text) if text.trim().is_empty() => continue,
                     Ok(text) => {
                         let start = routed.out.len();

@@ -3,6 +3,8 @@
 //! the rules of the lists its message matched, plus the few rules that need no list. The cost
 //! of a decision then follows what the message says, not how many rules there are.
 
+use smallvec::SmallVec;
+
 use super::ruleset::Cond;
 
 /// Lists of which at least one must match for `c` to hold; `None` when `c` can hold without
@@ -59,7 +61,8 @@ impl RuleIndex {
 
     /// The rules that may fire for a message that matched `matched` lists, in rule order.
     pub fn candidates(&self, matched: impl Iterator<Item = usize>) -> impl Iterator<Item = usize> {
-        let mut rules: Vec<u32> = self.always.clone();
+        // Inline for the usual handful of rules: no allocation per decision.
+        let mut rules: SmallVec<[u32; 32]> = SmallVec::from_slice(&self.always);
         for l in matched {
             if let Some(r) = self.by_list.get(l) {
                 rules.extend_from_slice(r);

@@ -277,7 +277,7 @@ async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byt
             "send the request as application/json",
         );
     }
-    let Ok(text) = std::str::from_utf8(&body) else {
+    let Ok(text) = simdutf8::basic::from_utf8(&body) else {
         state.metrics.bad_request();
         return error(
             StatusCode::BAD_REQUEST,

@@ -319,26 +319,34 @@ impl Starts {
             mask: len as u64 - 1,
         };
         for (stem, _) in stems {
-            // Edits after the fifth letter leave the first four alone.
-            let c: Vec<char> = stem.chars().take(6).collect();
-            if c.len() < 5 {
+            // Edits after the fifth letter leave the first four alone; only the first four
+            // letters of a variant are kept, so each is built in a small array.
+            let mut c = ['\0'; 6];
+            let mut n = 0;
+            for (slot, ch) in c.iter_mut().zip(stem.chars()) {
+                *slot = ch;
+                n += 1;
+            }
+            if n < 5 {
                 return None;
             }
-            set.insert(&c);
+            set.insert(c);
             for e in EXACT_LETTERS..4 {
-                let mut v = c.clone();
-                v.remove(e);
-                set.insert(&v);
-                let mut v = c.clone();
-                v.swap(e, e + 1);
-                set.insert(&v);
+                // Letter `e` dropped, swapped with the next, replaced, or a letter put before it.
+                let mut dropped = c;
+                dropped.copy_within(e + 1.., e);
+                set.insert(dropped);
+                let mut swapped = c;
+                swapped.swap(e, e + 1);
+                set.insert(swapped);
                 for &x in alphabet {
-                    let mut v = c.clone();
-                    v[e] = x;
-                    set.insert(&v);
-                    let mut v = c.clone();
-                    v.insert(e, x);
-                    set.insert(&v);
+                    let mut replaced = c;
+                    replaced[e] = x;
+                    set.insert(replaced);
+                    let mut added = c;
+                    added.copy_within(e..5, e + 1);
+                    added[e] = x;
+                    set.insert(added);
                 }
             }
         }
@@ -355,11 +363,9 @@ impl Starts {
         ((at / 64) as usize, 1 << (at % 64))
     }
 
-    fn insert(&mut self, v: &[char]) {
-        if let [a, b, c, d, ..] = *v {
-            let (word, bit) = self.bit([a, b, c, d]);
-            self.bits[word] |= bit;
-        }
+    fn insert(&mut self, [a, b, c, d, ..]: [char; 6]) {
+        let (word, bit) = self.bit([a, b, c, d]);
+        self.bits[word] |= bit;
     }
 
     /// Whether a word that starts like `word` may be in the set (false for fewer than four

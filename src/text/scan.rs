@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::contiguous;
 use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
+use smallvec::SmallVec;
 
 use super::fuzzy::FuzzyStems;
 use super::pattern::{ListPattern, PatternStart};
@@ -113,7 +114,8 @@ pub struct Negated {
 /// first negated hit of lists that matched only negated.
 #[derive(Debug, Clone, Default)]
 pub struct Hits {
-    first: Vec<ListHit>,
+    /// Inline for the few lists a message usually matches.
+    first: SmallVec<[ListHit; 8]>,
     negated: Vec<Negated>,
 }
 
@@ -462,7 +464,7 @@ impl Scanner {
     }
 
     fn scan_words(&self, text: &str, words: &[(u32, u32)]) -> Hits {
-        let mut all: Vec<ListHit> = Vec::with_capacity(16);
+        let mut all: SmallVec<[ListHit; 16]> = SmallVec::new();
         self.each_hit(text, words, |h| all.push(h));
         if all.is_empty() {
             return Hits::default();
