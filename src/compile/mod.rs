@@ -18,6 +18,7 @@ pub(crate) mod source;
 mod spans;
 mod symbols;
 mod tools;
+mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -72,8 +72,8 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
     })
 }
 
-/// Parses YAML into a `serde_json::Value` using `serde_yaml`, plus the [`SpanMap`], within the
-/// default [`Limits`]. An empty or comment-only file gives `Value::Null`.
+/// Parses YAML into a `serde_json::Value` (as `serde_yaml` reads it), plus the [`SpanMap`],
+/// within the default [`Limits`]. An empty or comment-only file gives `Value::Null`.
 #[cfg(test)]
 pub fn parse_yaml(path: &Path, text: &str) -> Result<(Value, SpanMap), Diagnostic> {
     parse_yaml_limited(path, text, &Limits::default())
@@ -92,8 +92,11 @@ pub fn parse_yaml_limited(
     limits: &Limits,
 ) -> Result<(Value, SpanMap), Diagnostic> {
     let at = |pos: Pos| Some(Location::new(path, pos.0, pos.1));
-    let spans =
-        SpanMap::build(text, limits.max_depth).map_err(|stop| refusal(path, text, stop, limits))?;
+    let (spans, value) = SpanMap::build_with_value(text, limits.max_depth)
+        .map_err(|stop| refusal(path, text, stop, limits))?;
+    if let Some(value) = value {
+        return Ok((value, spans));
+    }
     let parsed = match serde_yaml::Deserializer::from_str(text).next() {
         None => Ok(Value::Null),
         Some(document) => Value::deserialize(document),

@@ -7,7 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde_json::Value;
+
 use super::events::{Event, Events, Kind, Mark};
+use super::values::Builder;
 
 /// A 1-based (line, column) position; columns count characters.
 pub(crate) type Pos = (usize, usize);
@@ -95,11 +98,23 @@ struct Walk<'t> {
     open: Vec<(Option<String>, Option<String>)>,
     anchors: HashSet<String>,
     root_seen: bool,
+    /// The document's value, built from the same events.
+    values: Builder,
 }
 
 impl SpanMap {
     /// Walks the parser's events once; stops at the first syntax error or limit.
+    #[cfg(test)]
     pub(crate) fn build(text: &str, max_depth: usize) -> Result<SpanMap, Stop> {
+        Self::build_with_value(text, max_depth).map(|(map, _)| map)
+    }
+
+    /// [`build`](Self::build), and the document's value from the same walk when it can be
+    /// built with certainty (see [`super::values`]); `None` leaves it to `serde_yaml`.
+    pub(crate) fn build_with_value(
+        text: &str,
+        max_depth: usize,
+    ) -> Result<(SpanMap, Option<Value>), Stop> {
         let mut w = Walk {
             text,
             lines: std::iter::once(0)
@@ -110,6 +125,7 @@ impl SpanMap {
             open: Vec::new(),
             anchors: HashSet::new(),
             root_seen: false,
+            values: Builder::default(),
         };
         let mut documents = 0usize;
         for item in Events::new(text) {
@@ -123,6 +139,9 @@ impl SpanMap {
             {
                 return Err(Stop::Tag(tag.clone(), event.start.position()));
             }
+            if event.tag.is_some() {
+                w.values.give_up();
+            }
             match &event.kind {
                 Kind::DocumentStart => {
                     documents += 1;
@@ -130,7 +149,12 @@ impl SpanMap {
                         return Err(Stop::SecondDocument(event.start.position()));
                     }
                 }
-                Kind::Scalar { value, block, .. } => {
+                Kind::Scalar {
+                    value,
+                    block,
+                    plain,
+                } => {
+                    w.values.scalar(value, *plain, event.anchor.as_deref());
                     let mut event = event.clone();
                     if *block {
                         event.start = first_content(text, event.start, event.end);
@@ -146,11 +170,17 @@ impl SpanMap {
                     if w.open.iter().any(|(_, a)| a.as_deref() == Some(name)) {
                         return Err(Stop::AliasLoop(name.clone(), at));
                     }
+                    w.values.alias(name);
                     w.node(&event, None)?;
                 }
                 Kind::SequenceStart | Kind::MappingStart => {
                     if w.stack.len() >= max_depth {
                         return Err(Stop::TooDeep(event.start.position()));
+                    }
+                    if event.kind == Kind::SequenceStart {
+                        w.values.start_seq(event.anchor.as_deref());
+                    } else {
+                        w.values.start_map(event.anchor.as_deref());
                     }
                     let ptr = w.node(&event, None)?;
                     w.anchor(&event);
@@ -166,6 +196,7 @@ impl SpanMap {
                     });
                 }
                 Kind::SequenceEnd | Kind::MappingEnd => {
+                    w.values.end();
                     w.stack.pop();
                     if let Some((Some(ptr), _)) = w.open.pop() {
                         let start = w.map.entries.get(&ptr).map(|e| e.value.start);
@@ -178,7 +209,7 @@ impl SpanMap {
                 Kind::StreamStart | Kind::StreamEnd | Kind::DocumentEnd => {}
             }
         }
-        Ok(w.map)
+        Ok((w.map, w.values.finish()))
     }
 
     /// 1-based (line, column in characters) where the value at `pointer` starts. `""` is the
