@@ -155,11 +155,14 @@ impl SpanMap {
                     plain,
                 } => {
                     w.values.scalar(value, *plain, event.anchor.as_deref());
-                    let mut event = event.clone();
                     if *block {
-                        event.start = first_content(text, event.start, event.end);
+                        // A block scalar is located at its first line of content.
+                        let mut at = event.clone();
+                        at.start = first_content(text, event.start, event.end);
+                        w.node(&at, Some(value), false)?;
+                    } else {
+                        w.node(&event, Some(value), false)?;
                     }
-                    w.node(&event, Some(value))?;
                     w.anchor(&event);
                 }
                 Kind::Alias(name) => {
@@ -171,7 +174,7 @@ impl SpanMap {
                         return Err(Stop::AliasLoop(name.clone(), at));
                     }
                     w.values.alias(name);
-                    w.node(&event, None)?;
+                    w.node(&event, None, false)?;
                 }
                 Kind::SequenceStart | Kind::MappingStart => {
                     if w.stack.len() >= max_depth {
@@ -182,7 +185,7 @@ impl SpanMap {
                     } else {
                         w.values.start_map(event.anchor.as_deref());
                     }
-                    let ptr = w.node(&event, None)?;
+                    let ptr = w.node(&event, None, true)?;
                     w.anchor(&event);
                     w.open.push((ptr.clone(), event.anchor.clone()));
                     w.stack.push(if event.kind == Kind::SequenceStart {
@@ -264,9 +267,15 @@ impl Walk<'_> {
         }
     }
 
-    /// Records a node and returns its pointer (`None` when it has none: a key, or something
-    /// under a complex key). `scalar` is the text of a scalar node.
-    fn node(&mut self, event: &Event, scalar: Option<&str>) -> Result<Option<String>, Stop> {
+    /// Records a node and returns its pointer when `keep` asks for it (a collection, whose
+    /// members' pointers extend it); `None` when it has none: a key, or something under a
+    /// complex key. `scalar` is the text of a scalar node.
+    fn node(
+        &mut self,
+        event: &Event,
+        scalar: Option<&str>,
+        keep: bool,
+    ) -> Result<Option<String>, Stop> {
         let start = event.start.position();
         let span = Span {
             start,
@@ -293,14 +302,15 @@ impl Walk<'_> {
                 let Some(child) = ptr.as_ref().map(|p| format!("{p}/{index}")) else {
                     return Ok(None);
                 };
+                let kept = keep.then(|| child.clone());
                 self.map.record(
-                    child.clone(),
+                    child,
                     Entry {
                         value: span,
                         key: None,
                     },
                 );
-                Ok(Some(child))
+                Ok(kept)
             }
             Frame::Map { ptr, pending, keys } => match pending.take() {
                 None => {
@@ -320,14 +330,15 @@ impl Walk<'_> {
                         return Ok(None);
                     };
                     let child = format!("{parent}/{key}");
+                    let kept = keep.then(|| child.clone());
                     self.map.record(
-                        child.clone(),
+                        child,
                         Entry {
                             value: span,
                             key: Some(key_span),
                         },
                     );
-                    Ok(Some(child))
+                    Ok(kept)
                 }
             },
         }
