@@ -40,6 +40,9 @@ pub struct Args {
 /// thread is small beside deciding it.
 const LINES_PER_JOB: usize = 1024;
 
+/// Chunks of a batch per thread: the batch ends when its last chunk is decided.
+const CHUNKS_PER_JOB: usize = 8;
+
 /// Bytes of requests per thread in one batch, at most (a batch also ends here): up to five
 /// batches are in flight at once (being read, waiting, decided, waiting, written), so long
 /// lines must not multiply into gigabytes.
@@ -190,7 +193,9 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
             Ok::<bool, std::io::Error>(ok)
         });
         for batch in to_decide {
-            let chunk = batch.len().div_ceil(jobs);
+            // Several chunks a thread, so that a thread that finishes early (or was not
+            // scheduled for a while) takes over the rest instead of waiting for the batch's end.
+            let chunk = batch.len().div_ceil(jobs * CHUNKS_PER_JOB).max(1);
             let done: Vec<Routed> = pool.install(|| {
                 batch
                     .par_chunks(chunk)
