@@ -352,6 +352,58 @@ mod tests {
     }
 
     #[test]
+    fn mutated_rule_files_are_built_as_serde_yaml_reads_them_or_left_to_it() {
+        // Seeded xorshift: the same mutations everywhere.
+        let mut state = 0x5EED_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let pieces = [
+            "'", "\"", ": ", "- ", "[", "]", "{", "}", "&a ", "*a", "~", "0x1F", "1e3", "007",
+            "-0", "0.5", "true", "null", " #", "\n", "  ", "|\n  ", "? ", ",", "ξ",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+        let (mut built, mut tried) = (0, 0);
+        for entry in std::fs::read_dir(root).expect("rules/").flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            for _ in 0..60 {
+                let mut mutated = text.clone();
+                for _ in 0..1 + next(3) {
+                    let mut at = next(mutated.len() + 1);
+                    while !mutated.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    mutated.insert_str(at, pieces[next(pieces.len())]);
+                }
+                tried += 1;
+                let Ok(Some(value)) = build(&mutated) else {
+                    continue;
+                };
+                // What is built here must be exactly what serde_yaml reads, and serde_yaml
+                // must read it (else a broken file would pass).
+                let expected = serde_yaml::Deserializer::from_str(&mutated)
+                    .next()
+                    .map(<Value as serde::Deserialize>::deserialize);
+                match expected {
+                    None => assert_eq!(value, Value::Null),
+                    Some(Ok(expected)) => assert_eq!(value, expected, "{mutated}"),
+                    Some(Err(e)) => panic!("serde_yaml refuses what was built: {e}\n{mutated}"),
+                }
+                built += 1;
+            }
+        }
+        assert!(
+            built * 2 >= tried,
+            "only {built} of {tried} mutated files were built"
+        );
+    }
+
+    #[test]
     fn an_alias_is_a_copy_of_its_anchors_value() {
         for text in [
             "k: &a [1, x, {y: 2}]\nj: *a\n",
