@@ -122,12 +122,17 @@ fn route_with(rs: &RuleSet, args: &Args) -> ExitCode {
     }
 }
 
-/// Numbered lines of stdin.
-type Batch = Vec<(usize, Line)>;
+/// Numbered lines of stdin: their bytes one after another (one buffer a batch, not one a
+/// line), and each line's place in them.
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<(usize, Line)>,
+}
 
 /// One line of stdin.
 enum Line {
-    Bytes(Vec<u8>),
+    /// Where its bytes are in the batch's buffer.
+    Bytes(std::ops::Range<usize>),
     /// Longer than the limit: not kept.
     TooLong,
 }
@@ -153,22 +158,23 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
             // the end of the run.
             let mut stdin = std::io::stdin().lock();
             let mut n = 0;
+            // Each batch's buffer starts as large as the last one ended.
+            let mut capacity = 0;
             loop {
-                let mut batch = Vec::with_capacity(size);
-                let mut bytes = 0;
-                while batch.len() < size && bytes < max_bytes {
-                    let Some(line) = read_line(&mut stdin, limit)? else {
+                let mut batch = Batch {
+                    bytes: Vec::with_capacity(capacity),
+                    lines: Vec::with_capacity(size),
+                };
+                while batch.lines.len() < size && batch.bytes.len() < max_bytes {
+                    let Some(line) = read_line(&mut stdin, &mut batch.bytes, limit)? else {
                         break;
                     };
                     n += 1;
-                    bytes += match &line {
-                        Line::Bytes(b) => b.len(),
-                        Line::TooLong => 0,
-                    };
-                    batch.push((n, line));
+                    batch.lines.push((n, line));
                 }
+                capacity = batch.bytes.len();
                 // A send fails when the deciding stopped (stdout closed): nothing more to do.
-                if batch.is_empty() || batches.send(batch).is_err() {
+                if batch.lines.is_empty() || batches.send(batch).is_err() {
                     return Ok::<(), std::io::Error>(());
                 }
             }
@@ -195,11 +201,12 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
         for batch in to_decide {
             // Several chunks a thread, so that a thread that finishes early (or was not
             // scheduled for a while) takes over the rest instead of waiting for the batch's end.
-            let chunk = batch.len().div_ceil(jobs * CHUNKS_PER_JOB).max(1);
+            let chunk = batch.lines.len().div_ceil(jobs * CHUNKS_PER_JOB).max(1);
             let done: Vec<Routed> = pool.install(|| {
                 batch
+                    .lines
                     .par_chunks(chunk)
-                    .map(|lines| router.route_chunk(lines))
+                    .map(|lines| router.route_chunk(&batch.bytes, lines))
                     .collect()
             });
             if decided.send(done).is_err() {
@@ -221,24 +228,29 @@ fn route_lines(router: &Router<'_>, jobs: usize) -> Result<bool, ExitCode> {
     })
 }
 
-/// The next line of `input` without its newline, keeping at most `limit` bytes of it (the rest
-/// of a longer line is skipped, never held); `None` at the end.
-fn read_line(input: &mut impl BufRead, limit: u64) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
+/// The next line of `input` without its newline, appended to `bytes`, keeping at most `limit`
+/// bytes of it (the rest of a longer line is skipped, never held); `None` at the end.
+fn read_line(
+    input: &mut impl BufRead,
+    bytes: &mut Vec<u8>,
+    limit: u64,
+) -> std::io::Result<Option<Line>> {
+    let start = bytes.len();
     if input
         .take(limit.saturating_add(1))
-        .read_until(b'\n', &mut line)?
+        .read_until(b'\n', bytes)?
         == 0
     {
         return Ok(None);
     }
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    } else if line.len() as u64 > limit {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    } else if (bytes.len() - start) as u64 > limit {
+        bytes.truncate(start);
         input.skip_until(b'\n')?;
         return Ok(Some(Line::TooLong));
     }
-    Ok(Some(Line::Bytes(line)))
+    Ok(Some(Line::Bytes(start..bytes.len())))
 }
 
 /// What `route` decides with.
@@ -272,7 +284,7 @@ struct Routed {
 
 impl Router<'_> {
     /// Decides numbered lines; a bad line gets an error object on its line.
-    fn route_chunk(&self, lines: &[(usize, Line)]) -> Routed {
+    fn route_chunk(&self, bytes: &[u8], lines: &[(usize, Line)]) -> Routed {
         let mut routed = Routed {
             out: Vec::with_capacity(lines.len() * 512),
             errors: Vec::new(),
@@ -285,25 +297,30 @@ impl Router<'_> {
                      (--max-request-bytes)",
                     self.max_bytes
                 )),
-                // Checked with SIMD: the standard check goes byte by byte through Cyrillic text, and
-                // was 4 % of routing a corpus. A bad line is checked again to say where.
-                Line::Bytes(bytes) => match simdutf8::basic::from_utf8(bytes)
-                    .map_err(|_| std::str::from_utf8(bytes).err())
-                {
-                    Ok(text) if text.trim().is_empty() => continue,
-                    Ok(text) => {
-                        let start = routed.out.len();
-                        let result = self.route(text, &mut routed.out);
-                        if result.is_err() {
-                            routed.out.truncate(start);
+                Line::Bytes(range) => {
+                    // The reader made the range; an empty line is skipped, as a blank one is.
+                    let line = bytes.get(range.clone()).unwrap_or_default();
+                    // Checked with SIMD: the standard check goes byte by byte through Cyrillic
+                    // text, and was 4 % of routing a corpus. A bad line is checked again to
+                    // say where.
+                    match simdutf8::basic::from_utf8(line)
+                        .map_err(|_| std::str::from_utf8(line).err())
+                    {
+                        Ok(text) if text.trim().is_empty() => continue,
+                        Ok(text) => {
+                            let start = routed.out.len();
+                            let result = self.route(text, &mut routed.out);
+                            if result.is_err() {
+                                routed.out.truncate(start);
+                            }
+                            result
                         }
-                        result
+                        Err(e) => Err(format!(
+                            "the request is not valid: the line is not UTF-8 (byte {})",
+                            e.map_or(0, |e| e.valid_up_to()) + 1
+                        )),
                     }
-                    Err(e) => Err(format!(
-                        "the request is not valid: the line is not UTF-8 (byte {})",
-                        e.map_or(0, |e| e.valid_up_to()) + 1
-                    )),
-                },
+                }
             };
             if let Err(e) = result {
                 routed.errors.push(format!("line {n}: {e}"));
