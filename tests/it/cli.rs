@@ -182,21 +182,20 @@ fn route_large(args: &[&str], input: String) -> Output {
     }
 }
 
+/// `route --jsonl` of `input` with `model` on `jobs` threads.
+fn route_jsonl(model: &str, jobs: &str, input: &str) -> Output {
+    route_large(
+        &["route", "--jsonl", "--model", model, "--jobs", jobs],
+        input.to_owned(),
+    )
+}
+
 #[test]
 fn route_jsonl_on_several_threads_keeps_the_input_order() {
     // More lines than one batch of two threads (2 × 1024), with a blank line, a line that is
     // not JSON and one that is not a request in different batches: every thread count prints
     // the same lines, in input order, and reports the same bad lines by number.
-    let corpus =
-        std::fs::read_to_string(root().join("examples/corpus/requests.jsonl")).expect("corpus");
-    let requests: Vec<String> = corpus
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line");
-            v["request"].to_string()
-        })
-        .collect();
+    let requests = crate::common::corpus_requests();
     let mut lines: Vec<String> = (0..2600)
         .map(|i| requests[i % requests.len()].clone())
         .collect();
@@ -204,12 +203,7 @@ fn route_jsonl_on_several_threads_keeps_the_input_order() {
     lines[999] = "{".into();
     lines[2100] = r#"{"messages":"oops"}"#.into();
     let input = lines.join("\n") + "\n";
-    let run = |jobs: &str| {
-        route_large(
-            &["route", "--jsonl", "--model", "none", "--jobs", jobs],
-            input.clone(),
-        )
-    };
+    let run = |jobs: &str| route_jsonl("none", jobs, &input);
     let one = run("1");
     assert_eq!(one.status.code(), Some(2));
     let out = text(&one.stdout);
@@ -332,12 +326,7 @@ fn route_jsonl_batches_long_lines_by_size_in_input_order() {
             _ => json_line(&format!("{pad} строка {i}")) + "\n",
         })
         .collect();
-    let run = |jobs: &str| {
-        route_large(
-            &["route", "--jsonl", "--model", "none", "--jobs", jobs],
-            input.clone(),
-        )
-    };
+    let run = |jobs: &str| route_jsonl("none", jobs, &input);
     let (one, two) = (run("1"), run("2"));
     for (jobs, out) in [("1", &one), ("2", &two)] {
         assert_eq!(out.status.code(), Some(2), "--jobs {jobs}");
@@ -363,23 +352,12 @@ fn json_line(text: &str) -> String {
 
 #[test]
 fn route_jsonl_with_the_embedded_router_on_several_threads_decides_as_one() {
-    let corpus =
-        std::fs::read_to_string(root().join("examples/corpus/requests.jsonl")).expect("corpus");
-    let input: String = corpus
-        .lines()
-        .filter(|l| !l.trim().is_empty())
+    let input: String = crate::common::corpus_requests()
+        .iter()
         .take(60)
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line");
-            v["request"].to_string() + "\n"
-        })
+        .map(|r| r.clone() + "\n")
         .collect();
-    let run = |jobs: &str| {
-        route_large(
-            &["route", "--jsonl", "--model", "embedded", "--jobs", jobs],
-            input.clone(),
-        )
-    };
+    let run = |jobs: &str| route_jsonl("embedded", jobs, &input);
     let (one, four) = (run("1"), run("4"));
     assert!(one.status.success(), "{}", text(&one.stderr));
     assert_eq!(text(&one.stdout).lines().count(), 60);

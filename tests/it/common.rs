@@ -13,6 +13,20 @@ pub fn bin() -> PathBuf {
     )
 }
 
+/// Every request of the example corpus (`examples/corpus/requests.jsonl`), as JSON text.
+pub fn corpus_requests() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus/requests.jsonl");
+    let corpus = std::fs::read_to_string(&path).expect("the example corpus");
+    corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line");
+            v["request"].to_string()
+        })
+        .collect()
+}
+
 /// The first diagnostic of `loaded` with `code`; the test fails, listing them all, without one.
 pub fn diagnostic<'a>(loaded: &'a turnout::compile::Loaded, code: &str) -> &'a turnout::Diagnostic {
     loaded

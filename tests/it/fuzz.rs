@@ -261,16 +261,6 @@ fn two_thousand_broken_rule_sets_never_panic_or_hang() {
     );
 }
 
-/// Realistic requests: the corpus's, as JSON text.
-fn corpus() -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("examples/corpus/requests.jsonl"))
-        .expect("examples/corpus/requests.jsonl");
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| v.get("request").cloned().unwrap_or(v).to_string())
-        .collect()
-}
-
 fn mutate_request(text: &str, rng: &mut Rng) -> String {
     let mut value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     match rng.below(6) {
@@ -380,7 +370,7 @@ fn five_thousand_broken_requests_never_panic_or_hang() {
             .expect("the shipped rules"),
     );
     let tools: Vec<String> = rules.tools().iter().map(|t| t.id.to_string()).collect();
-    let corpus = corpus();
+    let corpus = crate::common::corpus_requests();
     assert!(corpus.len() >= 500, "the corpus is too small");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
