@@ -5,8 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::ruleset::ListDef;
 use super::{Compiler, SourceFile, did_you_mean, source};
 use crate::diag::Diagnostic;
@@ -20,19 +18,14 @@ impl Compiler<'_> {
     /// Every word list, in file order (a list defined twice is compiled once).
     pub(super) fn lists(&mut self, normalizer: &Normalizer) -> Vec<ListDef> {
         let files = self.files;
-        // Every pattern is compiled first, each text once, on every core: compiling patterns
-        // is most of a large pack's compile, and each is independent of the others.
-        let mut texts: Vec<&str> = files
-            .iter()
-            .flat_map(|(_, rf)| &rf.word_lists)
-            .flat_map(|l| l.patterns.iter().map(String::as_str))
-            .collect();
-        texts.sort_unstable();
-        texts.dedup();
-        let patterns: HashMap<&str, Result<ListPattern, EntryError>> = texts
-            .into_par_iter()
-            .map(|p| (p, crate::text::compile_list_pattern(p)))
-            .collect();
+        // Every pattern is compiled first.
+        let patterns = super::compile_each(
+            files
+                .iter()
+                .flat_map(|(_, rf)| &rf.word_lists)
+                .flat_map(|l| l.patterns.iter().map(String::as_str)),
+            crate::text::compile_list_pattern,
+        );
         let mut lists = Vec::new();
         for (file, rf) in files {
             for (i, l) in rf.word_lists.iter().enumerate() {

@@ -255,8 +255,20 @@ pub(crate) struct Compiler<'a> {
     /// Declared integrations; empty when the rules declare none (then `integration:` values
     /// are not checked).
     pub integration_ids: HashMap<String, usize>,
-    /// Patterns of `extract` already compiled, by their text.
-    pub extract_patterns: HashMap<String, regex::Regex>,
+    /// Every `extract` pattern compiled, by its text (see [`compile_each`]).
+    pub extract_patterns: HashMap<&'a str, Result<regex::Regex, crate::text::EntryError>>,
+}
+
+/// Compiles each distinct text once, on every core: compiling patterns is most of a large
+/// pack's compile, and each is independent of the others.
+fn compile_each<'t, T: Send>(
+    texts: impl Iterator<Item = &'t str>,
+    compile: impl Fn(&str) -> T + Sync,
+) -> HashMap<&'t str, T> {
+    let mut texts: Vec<&str> = texts.collect();
+    texts.sort_unstable();
+    texts.dedup();
+    texts.into_par_iter().map(|t| (t, compile(t))).collect()
 }
 
 /// Finds the closest known id, for "did you mean …?" hints.

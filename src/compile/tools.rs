@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::conditions::{CondCx, Scope};
 use super::ruleset::{SkillDef, ToolDef};
 use super::{Compiler, SourceFile};
@@ -36,27 +34,21 @@ impl Compiler<'_> {
     /// Every tool, in file order; `None` in place of one whose schema does not compile.
     pub(super) fn tools(&mut self, norm: &crate::text::Normalizer) -> Vec<ToolDef> {
         let files = self.files;
-        // Every extraction pattern is compiled first, each text once, on every core (they were
-        // most of the tools' compile); a pattern that fails is compiled again where it is
-        // written, to report it there.
-        let mut texts: Vec<&String> = files
-            .iter()
-            .flat_map(|(_, rf)| &rf.tools)
-            .flat_map(|t| t.extract.values())
-            .flat_map(|x| {
-                let choices = x.choose.iter().flat_map(|c| &c.patterns);
-                let number = x.number.iter().flat_map(|n| &n.patterns);
-                let text = x.text.iter().flat_map(|t| &t.drop_patterns);
-                choices.chain(number).chain(text)
-            })
-            .collect();
-        texts.sort_unstable();
-        texts.dedup();
-        let compiled: Vec<(String, regex::Regex)> = texts
-            .into_par_iter()
-            .filter_map(|p| Some((p.clone(), WordMatcher::compile_pattern(p).ok()?)))
-            .collect();
-        self.extract_patterns.extend(compiled);
+        // Every extraction pattern is compiled first (the tools' pass reads them).
+        self.extract_patterns = super::compile_each(
+            files
+                .iter()
+                .flat_map(|(_, rf)| &rf.tools)
+                .flat_map(|t| t.extract.values())
+                .flat_map(|x| {
+                    let choices = x.choose.iter().flat_map(|c| &c.patterns);
+                    let number = x.number.iter().flat_map(|n| &n.patterns);
+                    let text = x.text.iter().flat_map(|t| &t.drop_patterns);
+                    choices.chain(number).chain(text)
+                })
+                .map(String::as_str),
+            WordMatcher::compile_pattern,
+        );
         let mut tools = Vec::new();
         for (file, rf) in files {
             for (i, t) in rf.tools.iter().enumerate() {

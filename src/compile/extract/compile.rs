@@ -238,16 +238,14 @@ impl Compiler<'_> {
     fn patterns(&mut self, file: &SourceFile, at: &str, patterns: &[String]) -> Vec<Regex> {
         let mut out = Vec::new();
         for (j, p) in patterns.iter().enumerate() {
-            // The same pattern shared by several tools (a YAML anchor) is compiled once.
-            if let Some(re) = self.extract_patterns.get(p) {
-                out.push(re.clone());
-                continue;
-            }
-            match WordMatcher::compile_pattern(p) {
-                Ok(re) => {
-                    self.extract_patterns.insert(p.clone(), re.clone());
-                    out.push(re)
-                }
+            // Compiled before the tools' pass, each text once (a YAML anchor shares a pattern
+            // among tools).
+            let compiled = match self.extract_patterns.get(p.as_str()) {
+                Some(compiled) => compiled.clone(),
+                None => WordMatcher::compile_pattern(p),
+            };
+            match compiled {
+                Ok(re) => out.push(re),
                 Err(e) => self.error(
                     "bad-pattern",
                     format!("'{p}': {e}"),
