@@ -155,14 +155,13 @@ impl SpanMap {
                     plain,
                 } => {
                     w.values.scalar(value, *plain, event.anchor.as_deref());
-                    if *block {
-                        // A block scalar is located at its first line of content.
-                        let mut at = event.clone();
-                        at.start = first_content(text, event.start, event.end);
-                        w.node(&at, Some(value), false)?;
+                    // A block scalar is located at its first line of content.
+                    let start = if *block {
+                        first_content(text, event.start, event.end)
                     } else {
-                        w.node(&event, Some(value), false)?;
-                    }
+                        event.start
+                    };
+                    w.node((start, event.end), Some(value), false)?;
                     w.anchor(&event);
                 }
                 Kind::Alias(name) => {
@@ -174,7 +173,7 @@ impl SpanMap {
                         return Err(Stop::AliasLoop(name.clone(), at));
                     }
                     w.values.alias(name);
-                    w.node(&event, None, false)?;
+                    w.node((event.start, event.end), None, false)?;
                 }
                 Kind::SequenceStart | Kind::MappingStart => {
                     if w.stack.len() >= max_depth {
@@ -185,7 +184,7 @@ impl SpanMap {
                     } else {
                         w.values.start_map(event.anchor.as_deref());
                     }
-                    let ptr = w.node(&event, None, true)?;
+                    let ptr = w.node((event.start, event.end), None, true)?;
                     w.anchor(&event);
                     w.open.push((ptr.clone(), event.anchor.clone()));
                     w.stack.push(if event.kind == Kind::SequenceStart {
@@ -267,19 +266,19 @@ impl Walk<'_> {
         }
     }
 
-    /// Records a node and returns its pointer when `keep` asks for it (a collection, whose
-    /// members' pointers extend it); `None` when it has none: a key, or something under a
-    /// complex key. `scalar` is the text of a scalar node.
+    /// Records a node that starts at `from` and ends at `to`, and returns its pointer when
+    /// `keep` asks for it (a collection, whose members' pointers extend it); `None` when it has
+    /// none: a key, or something under a complex key. `scalar` is the text of a scalar node.
     fn node(
         &mut self,
-        event: &Event,
+        (from, to): (Mark, Mark),
         scalar: Option<&str>,
         keep: bool,
     ) -> Result<Option<String>, Stop> {
-        let start = event.start.position();
+        let start = from.position();
         let span = Span {
             start,
-            end_column: self.span_end(Some(start), event.end),
+            end_column: self.span_end(Some(start), to),
         };
         let Some(top) = self.stack.last_mut() else {
             if self.root_seen {
