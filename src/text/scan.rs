@@ -573,7 +573,12 @@ fn walk<A: Automaton>(a: &A, text: &str, start: usize, f: &mut impl FnMut(usize,
         }
         if a.is_match(sid) {
             for k in 0..a.match_len(sid) {
-                f(start + offset + 1, a.match_pattern(sid, k).as_usize());
+                // A match state also holds the stems that end here but start later (a suffix
+                // of what was read, as an unanchored search needs them): not ours.
+                let stem = a.match_pattern(sid, k);
+                if a.pattern_len(stem) == offset + 1 {
+                    f(start + offset + 1, stem.as_usize());
+                }
             }
         }
     }
@@ -619,6 +624,20 @@ mod tests {
         assert_eq!(
             &text[hits.get(2).expect("list 2").start..],
             "mailbox stamp for letters"
+        );
+    }
+
+    #[test]
+    fn a_stem_is_found_only_where_a_word_starts_with_it() {
+        // "pit" ends where "kupit" ends: it is in the word, but the word does not start with it.
+        let s = scanner(&[
+            (words(&["kupit"]), ListOptions::default()),
+            (words(&["pit", "upi"]), ListOptions::default()),
+        ]);
+        assert_eq!(s.scan("kupit this").lists().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(
+            s.scan("kupit a pitcher").lists().collect::<Vec<_>>(),
+            vec![0, 1]
         );
     }
 
