@@ -12,6 +12,7 @@ mod normalize;
 mod pattern;
 mod phrase;
 mod scan;
+mod stems;
 mod word_matcher;
 
 use normalize::TABLE_LEN;

@@ -10,19 +10,15 @@
 
 use std::collections::HashMap;
 
-use aho_corasick::automaton::Automaton;
-use aho_corasick::nfa::contiguous;
-use aho_corasick::{AhoCorasick, Anchored, MatchKind, StartKind, dfa};
+use aho_corasick::{AhoCorasick, MatchKind};
+use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::fuzzy::FuzzyStems;
 use super::pattern::{ListPattern, PatternStart};
 use super::phrase::{self, Phrase, parse_phrase};
+use super::stems::WordStarts;
 use super::{Hit, Normalizer, each_word_start, is_word};
-
-/// Up to this many distinct first stems, the anchored automaton is a DFA (fastest); above it a
-/// contiguous NFA (the DFA's memory grows with stems × alphabet).
-const DFA_MAX_STEMS: usize = 3_000;
 
 /// How one list matches, beyond its entries.
 #[derive(Debug, Clone, Default)]
@@ -51,12 +47,6 @@ enum Target {
 }
 
 #[derive(Debug, Clone)]
-enum Anchor {
-    Dfa(dfa::DFA),
-    Nfa(contiguous::NFA),
-}
-
-#[derive(Debug, Clone)]
 struct Pattern {
     re: ListPattern,
     list: u32,
@@ -71,7 +61,7 @@ pub struct Scanner {
     owner: Vec<(u32, u32)>,
     /// First stems starting with a word character, and the prefixes of patterns that start
     /// at a word boundary with a word character; the phrases and patterns each starts.
-    at_word_starts: Option<Anchor>,
+    at_word_starts: Option<WordStarts>,
     word_heads: Vec<Vec<Target>>,
     /// For each word-start stem: where its phrases whose first word is whole begin in
     /// `word_heads` (they come last: a word that goes on past the stem skips them all), and
@@ -171,19 +161,30 @@ impl Scanner {
         let mut fuzzy_firsts: HashMap<String, usize> = HashMap::new();
         let mut any_firsts: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut any_keys: Vec<Vec<u8>> = Vec::new();
-        for (l, spec) in lists.iter().enumerate() {
+        // Normalising and parsing the entries is most of the work, and each is on its own.
+        let parsed: Vec<Vec<Option<Phrase>>> = lists
+            .par_iter()
+            .map(|spec| {
+                let parse = |entry: &String| {
+                    let options = spec.options;
+                    parse_phrase(
+                        &norm.normalize(entry.trim()),
+                        options.gap,
+                        options.typos_from,
+                    )
+                };
+                spec.words.iter().map(|e| parse(e).ok()).collect()
+            })
+            .collect();
+        for (l, (spec, phrases)) in lists.iter().zip(parsed).enumerate() {
             let list = u32::try_from(l).unwrap_or(u32::MAX);
             s.negations.push(
                 spec.options
                     .negated_by
                     .map(|(n, w)| (u32::try_from(n).unwrap_or(u32::MAX), w)),
             );
-            for (e, entry) in spec.words.iter().enumerate() {
-                let Ok(p) = parse_phrase(
-                    &norm.normalize(entry.trim()),
-                    spec.options.gap,
-                    spec.options.typos_from,
-                ) else {
+            for (e, p) in phrases.into_iter().enumerate() {
+                let Some(p) = p else {
                     continue;
                 };
                 let pid = u32::try_from(s.phrases.len()).unwrap_or(u32::MAX);
@@ -255,19 +256,7 @@ impl Scanner {
         firsts.sort_unstable_by_key(|f| f.1);
         let stems: Vec<&str> = firsts.iter().map(|f| f.0.as_str()).collect();
         if !stems.is_empty() {
-            let built = if stems.len() <= DFA_MAX_STEMS {
-                dfa::DFA::builder()
-                    .match_kind(MatchKind::Standard)
-                    .start_kind(StartKind::Anchored)
-                    .build(&stems)
-                    .map(Anchor::Dfa)
-            } else {
-                contiguous::NFA::builder()
-                    .match_kind(MatchKind::Standard)
-                    .build(&stems)
-                    .map(Anchor::Nfa)
-            };
-            match built {
+            match WordStarts::new(&stems) {
                 Ok(a) => s.at_word_starts = Some(a),
                 Err(e) => s.error = Some(e.to_string()),
             }
@@ -409,10 +398,7 @@ impl Scanner {
                             }
                         }
                     };
-                    match a {
-                        Anchor::Dfa(d) => walk(d, text, i, &mut found),
-                        Anchor::Nfa(n) => walk(n, text, i, &mut found),
-                    }
+                    a.walk(text, i, &mut found);
                 }
                 // Known: an exact stem of typo length covers all but an ending of two letters.
                 let is_known = |fz: &super::fuzzy::FuzzyStems| {
@@ -558,30 +544,6 @@ fn key_index(index: &mut HashMap<Vec<u8>, usize>, keys: &mut Vec<Vec<u8>>, key: 
     keys.push(key.clone());
     index.insert(key, keys.len() - 1);
     keys.len() - 1
-}
-
-/// Anchored walk from `start`: calls `f(end, stem)` for every stem that starts exactly there.
-/// Stops as soon as no stem can continue.
-fn walk<A: Automaton>(a: &A, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
-    let Ok(mut sid) = a.start_state(Anchored::Yes) else {
-        return;
-    };
-    for (offset, &byte) in text.as_bytes()[start..].iter().enumerate() {
-        sid = a.next_state(Anchored::Yes, sid, byte);
-        if a.is_dead(sid) {
-            break;
-        }
-        if a.is_match(sid) {
-            for k in 0..a.match_len(sid) {
-                // A match state also holds the stems that end here but start later (a suffix
-                // of what was read, as an unanchored search needs them): not ours.
-                let stem = a.match_pattern(sid, k);
-                if a.pattern_len(stem) == offset + 1 {
-                    f(start + offset + 1, stem.as_usize());
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
