@@ -2,7 +2,7 @@
 //! messages will be and built into its matcher; entries that add nothing are warned about, and
 //! lists no condition mentions are found at the end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::ruleset::ListDef;
@@ -27,9 +27,10 @@ impl Compiler<'_> {
             crate::text::compile_list_pattern,
         );
         let mut lists = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         for (file, rf) in files {
             for (i, l) in rf.word_lists.iter().enumerate() {
-                if seen_lists_first(&lists, &l.id) {
+                if !seen.insert(&l.id) {
                     continue;
                 }
                 lists.push(self.word_list(file, i, l, normalizer, &patterns));
@@ -353,8 +354,4 @@ pub(super) fn scanner(lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
         })
         .collect();
     Scanner::new(&specs, normalizer)
-}
-
-fn seen_lists_first(lists: &[ListDef], id: &str) -> bool {
-    lists.iter().any(|l| &*l.id == id)
 }
