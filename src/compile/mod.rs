@@ -160,15 +160,24 @@ fn compile_texts(
     // The files are independent, and the schema's validator is built once per process: the
     // files are parsed on every core while it is built, then checked and read into rule types
     // on every core (a pack is a few large files).
-    let (check, values) = rayon::join(SchemaCheck::rules, || {
-        texts
+    // The largest files first, each a task of its own: the phase lasts at least as long as the
+    // largest file's parse, so it must not start last.
+    let mut by_size: Vec<usize> = (0..texts.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].1.len()));
+    let (check, mut values) = rayon::join(SchemaCheck::rules, || {
+        by_size
             .par_iter()
-            .map(|(path, text)| source::parse_yaml_limited(path, text, limits))
+            .with_max_len(1)
+            .map(|&i| {
+                let (path, text) = &texts[i];
+                (i, source::parse_yaml_limited(path, text, limits))
+            })
             .collect::<Vec<_>>()
     });
+    values.sort_unstable_by_key(|v| v.0);
     let files: Vec<Result<(SourceFile, RuleFile), Vec<Diagnostic>>> = texts
         .par_iter()
-        .zip(values)
+        .zip(values.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
         .map(|((path, _), parsed)| {
             let (value, spans) = checked(path, parsed, check)?;
             match serde_json::from_value::<RuleFile>(value) {
