@@ -31,8 +31,16 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// The explanation of a trace step: facts joined by `; `, built in one string.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Why(String);
+
+impl Default for Why {
+    /// Room for a usual explanation (60 to 200 bytes), which would otherwise grow by doubling
+    /// from 8 bytes, copying itself each time.
+    fn default() -> Self {
+        Self(String::with_capacity(192))
+    }
+}
 
 impl Why {
     pub fn fact(&mut self, args: std::fmt::Arguments<'_>) {

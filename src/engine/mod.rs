@@ -89,7 +89,8 @@ pub(crate) struct Run<'a> {
 
 impl<'a> Run<'a> {
     fn new(rs: &'a RuleSet, req: &'a Request, normalized: &'a Normalized) -> Self {
-        let mut trace = Vec::new();
+        // A decision's trace is a few steps: room for them, instead of growing by copies.
+        let mut trace = Vec::with_capacity(6);
         let skill = req.skill.as_deref().and_then(|id| {
             let found = rs.skill_ids.get(id).copied();
             if found.is_none() {
