@@ -204,8 +204,13 @@ pub(super) fn match_rest(
     // of the next words, up to `gap_before` of them skipped.
     let text = words.text;
     // Even a word read with a typo starts with the stem's first letter, so a word that does not
-    // start with its first byte is passed over before anything else is checked.
-    let first = next.stem.as_bytes().first();
+    // start with it is passed over before anything else is checked (the whole letter: the first
+    // byte of a Cyrillic one is shared by half the alphabet).
+    let first = next
+        .stem
+        .chars()
+        .next()
+        .map_or(&b""[..], |c| &next.stem.as_bytes()[..c.len_utf8()]);
     for k in after..=after + next.gap_before {
         let &(s, e) = words.spans.get(k)?;
         let s = s as usize;
@@ -213,7 +218,11 @@ pub(super) fn match_rest(
         if s <= pos {
             return None;
         }
-        if text.as_bytes().get(s) != first {
+        if !text
+            .as_bytes()
+            .get(s..)
+            .is_some_and(|t| t.starts_with(first))
+        {
             if next.gap_before == 0 {
                 return None;
             }
