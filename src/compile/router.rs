@@ -1,6 +1,7 @@
 //! Pass 4a: the router section: exactly one; its skill tool must agree with the skills (B9); a
 //! model named in it must be usable (a `script:` file inside the rules directory, read now).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -263,9 +264,10 @@ impl Compiler<'_> {
         rules: &[crate::rules::ContextRule],
     ) -> Vec<ContextRuleDef> {
         let mut out = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         for (k, rule) in rules.iter().enumerate() {
             let at = format!("/router/embedded/context/{k}");
-            if rules[..k].iter().any(|r| r.id == rule.id) {
+            if !seen.insert(&rule.id) {
                 self.error(
                     "duplicate-id",
                     format!("context rule '{}' is defined twice", rule.id),

@@ -1,6 +1,7 @@
 //! Pass 3: skills and tools (argument schemas compiled, `consequential` needs `confirm`), then
 //! the integrations' tools, which must be offered only while their integration is connected.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::conditions::{CondCx, Scope};
@@ -14,9 +15,10 @@ impl Compiler<'_> {
     pub(super) fn skills(&mut self) -> Vec<SkillDef> {
         let files = self.files;
         let mut skills = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         for (_, rf) in files {
             for s in &rf.skills {
-                if skills.iter().any(|d: &SkillDef| *d.id == *s.id) {
+                if !seen.insert(&s.id) {
                     continue;
                 }
                 skills.push(SkillDef {
@@ -50,9 +52,10 @@ impl Compiler<'_> {
             WordMatcher::compile_pattern,
         );
         let mut tools = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         for (file, rf) in files {
             for (i, t) in rf.tools.iter().enumerate() {
-                if tools.iter().any(|d: &ToolDef| *d.id == *t.id) {
+                if !seen.insert(&t.id) {
                     continue;
                 }
                 if let Some(def) = self.tool(file, i, t, norm) {
