@@ -411,6 +411,22 @@ fn bad_requests_are_refused() {
 }
 
 #[test]
+fn an_id_written_twice_is_an_error_at_the_second() {
+    let context = "  embedded:\n    context:\n".to_owned()
+        + &["first", "second"]
+            .map(|d| format!("      - {{id: same, description: {d}, when: {{draft_shown: true}}, rule_out: [shop]}}\n"))
+            .concat();
+    let twice = RULES.replace("  notes:\n", &(context + "  notes:\n"));
+    let loaded = load(&twice);
+    assert!(loaded.ruleset.is_none());
+    let d = crate::common::diagnostic(&loaded, "duplicate-id");
+    assert!(d.message.contains("context rule 'same'"), "{d}");
+    let loc = d.location.as_ref().expect("located");
+    let line = twice.lines().nth(loc.line - 1).expect("line exists");
+    assert!(line.contains("description: second"), "{line:?}");
+}
+
+#[test]
 fn every_problem_is_reported_with_its_place() {
     let broken = RULES
         .replace("tools: [shop]", "tools: [shopp]")
