@@ -8,24 +8,34 @@ use std::sync::Arc;
 use super::ruleset::ListDef;
 use super::{Compiler, SourceFile, did_you_mean, source};
 use crate::diag::Diagnostic;
-use crate::rules::WordList;
+use crate::rules::{RuleFile, WordList};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
     Scanner, WordMatcher,
 };
 
+/// Every word-list pattern of `files`, compiled once each, on every core.
+pub(super) fn patterns(
+    files: &[(SourceFile, RuleFile)],
+) -> HashMap<&str, Result<ListPattern, EntryError>> {
+    super::compile_each(
+        files
+            .iter()
+            .flat_map(|(_, rf)| &rf.word_lists)
+            .flat_map(|l| l.patterns.iter().map(String::as_str)),
+        crate::text::compile_list_pattern,
+    )
+}
+
 impl Compiler<'_> {
     /// Every word list, in file order (a list defined twice is compiled once).
-    pub(super) fn lists(&mut self, normalizer: &Normalizer) -> Vec<ListDef> {
+    /// `patterns` holds every list pattern compiled ([`patterns`]).
+    pub(super) fn lists(
+        &mut self,
+        normalizer: &Normalizer,
+        patterns: &HashMap<&str, Result<ListPattern, EntryError>>,
+    ) -> Vec<ListDef> {
         let files = self.files;
-        // Every pattern is compiled first.
-        let patterns = super::compile_each(
-            files
-                .iter()
-                .flat_map(|(_, rf)| &rf.word_lists)
-                .flat_map(|l| l.patterns.iter().map(String::as_str)),
-            crate::text::compile_list_pattern,
-        );
         let mut lists = Vec::new();
         let mut seen: HashSet<&str> = HashSet::new();
         for (file, rf) in files {
@@ -33,7 +43,7 @@ impl Compiler<'_> {
                 if !seen.insert(&l.id) {
                     continue;
                 }
-                lists.push(self.word_list(file, i, l, normalizer, &patterns));
+                lists.push(self.word_list(file, i, l, normalizer, patterns));
             }
         }
         lists

@@ -327,7 +327,15 @@ impl<'a> Compiler<'a> {
     fn compile(&mut self, version: String, paths: Vec<PathBuf>) -> Option<RuleSet> {
         self.symbols();
         let normalizer = self.normalizer();
-        let lists = self.lists(&normalizer);
+        // Every pattern first, list and extraction patterns side by side: on a small pack
+        // either kind alone leaves a core idle.
+        let files = self.files;
+        let (list_patterns, extract_patterns) = rayon::join(
+            || lists::patterns(files),
+            || tools::extraction_patterns(files),
+        );
+        self.extract_patterns = extract_patterns;
+        let lists = self.lists(&normalizer, &list_patterns);
         // The scanner's automata (a quarter of the work) are built on another core while the
         // rest compiles; its finding, if any, is added after.
         let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(

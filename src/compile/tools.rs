@@ -1,14 +1,36 @@
 //! Pass 3: skills and tools (argument schemas compiled, `consequential` needs `confirm`), then
 //! the integrations' tools, which must be offered only while their integration is connected.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::conditions::{CondCx, Scope};
 use super::ruleset::{SkillDef, ToolDef};
 use super::{Compiler, SourceFile};
 use crate::diag::Diagnostic;
-use crate::text::WordMatcher;
+use crate::rules::RuleFile;
+use crate::text::{EntryError, WordMatcher};
+
+/// Every extraction pattern of `files` (which the tools' pass reads as
+/// `Compiler::extract_patterns`), compiled once each, on every core.
+pub(super) fn extraction_patterns(
+    files: &[(SourceFile, RuleFile)],
+) -> HashMap<&str, Result<regex::Regex, EntryError>> {
+    super::compile_each(
+        files
+            .iter()
+            .flat_map(|(_, rf)| &rf.tools)
+            .flat_map(|t| t.extract.values())
+            .flat_map(|x| {
+                let choices = x.choose.iter().flat_map(|c| &c.patterns);
+                let number = x.number.iter().flat_map(|n| &n.patterns);
+                let text = x.text.iter().flat_map(|t| &t.drop_patterns);
+                choices.chain(number).chain(text)
+            })
+            .map(String::as_str),
+        WordMatcher::compile_pattern,
+    )
+}
 
 impl Compiler<'_> {
     /// Every skill, in file order.
@@ -36,21 +58,6 @@ impl Compiler<'_> {
     /// Every tool, in file order; `None` in place of one whose schema does not compile.
     pub(super) fn tools(&mut self, norm: &crate::text::Normalizer) -> Vec<ToolDef> {
         let files = self.files;
-        // Every extraction pattern is compiled first (the tools' pass reads them).
-        self.extract_patterns = super::compile_each(
-            files
-                .iter()
-                .flat_map(|(_, rf)| &rf.tools)
-                .flat_map(|t| t.extract.values())
-                .flat_map(|x| {
-                    let choices = x.choose.iter().flat_map(|c| &c.patterns);
-                    let number = x.number.iter().flat_map(|n| &n.patterns);
-                    let text = x.text.iter().flat_map(|t| &t.drop_patterns);
-                    choices.chain(number).chain(text)
-                })
-                .map(String::as_str),
-            WordMatcher::compile_pattern,
-        );
         let mut tools = Vec::new();
         let mut seen: HashSet<&str> = HashSet::new();
         for (file, rf) in files {
