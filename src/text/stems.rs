@@ -1,10 +1,11 @@
 //! The stems that can start a word, in automata walked from each word start.
 //!
-//! Past a few thousand stems, one automaton of them all is slow to build (on one core) and its
-//! walk is mostly cache misses; they are then split by their first character: a word start
-//! looks up the automaton of its first character and walks only that one, which holds the
-//! stems that share it, over an alphabet of only their own letters. The automata are built on
-//! every core. Either way, a word whose first character starts no stem costs one lookup.
+//! Up to a few thousand stems, one DFA holds them all. Past that, one automaton of them all is
+//! slow to build (on one core) and its walk is mostly cache misses; they are then split by
+//! their first character: a word start looks up the automaton of its first character and walks
+//! only that one, which holds the stems that share it, over an alphabet of only their own
+//! letters (a word whose first character starts no stem costs that one lookup). The automata
+//! are built on every core.
 
 use std::collections::HashMap;
 
@@ -31,7 +32,19 @@ const NONE: u16 = u16::MAX;
 
 /// Stems matched where a word starts (see the module's notes).
 #[derive(Debug, Clone)]
-pub(super) struct WordStarts {
+// One per scanner, never moved on the hot path; the usual DFA is read in place, without a
+// pointer to follow at every word.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum WordStarts {
+    /// Up to [`SPLIT_FROM`] stems: one DFA of them all, whose stem ids are the caller's.
+    One(dfa::DFA),
+    /// More: one automaton per first character.
+    Split(Box<Split>),
+}
+
+/// The automata of stems split by first character.
+#[derive(Debug, Clone)]
+pub(super) struct Split {
     /// The automaton of each first character below [`TABLED`], or [`NONE`].
     tabled: Box<[u16]>,
     /// The automata of the other first characters, sorted by character.
@@ -56,7 +69,9 @@ enum Anchor {
 impl WordStarts {
     /// The automata of `stems` (distinct and not empty; an empty one is skipped).
     pub(super) fn new(stems: &[&str]) -> Result<Self, BuildError> {
-        let split = stems.len() > SPLIT_FROM;
+        if stems.len() <= SPLIT_FROM {
+            return Ok(Self::One(dfa(stems)?));
+        }
         let mut group_of: HashMap<char, u16> = HashMap::new();
         let mut members: Vec<Vec<u32>> = Vec::new();
         for (i, stem) in stems.iter().enumerate() {
@@ -64,25 +79,17 @@ impl WordStarts {
                 continue;
             };
             let g = *group_of.entry(c).or_insert_with(|| {
-                if split || members.is_empty() {
-                    members.push(Vec::new());
-                }
+                members.push(Vec::new());
                 u16::try_from(members.len() - 1).unwrap_or(NONE)
             });
             members[usize::from(g)].push(u32::try_from(i).unwrap_or(u32::MAX));
         }
-        let dfa_max = if split { DFA_MAX_STEMS } else { SPLIT_FROM };
         let groups = members
             .into_par_iter()
             .map(|ids| {
                 let own: Vec<&str> = ids.iter().map(|&i| stems[i as usize]).collect();
-                let automaton = if own.len() <= dfa_max {
-                    Anchor::Dfa(
-                        dfa::DFA::builder()
-                            .match_kind(MatchKind::Standard)
-                            .start_kind(StartKind::Anchored)
-                            .build(&own)?,
-                    )
+                let automaton = if own.len() <= DFA_MAX_STEMS {
+                    Anchor::Dfa(dfa(&own)?)
                 } else {
                     Anchor::Nfa(
                         contiguous::NFA::builder()
@@ -105,16 +112,26 @@ impl WordStarts {
             }
         }
         others.sort_unstable();
-        Ok(Self {
+        Ok(Self::Split(Box::new(Split {
             tabled,
             others,
             groups,
-        })
+        })))
     }
 
     /// Calls `f(end, stem)` for every stem that starts exactly at byte `start` of `text` (a
     /// char boundary), shortest first.
     pub(super) fn walk(&self, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
+        match self {
+            Self::One(d) => walk(d, text, start, f),
+            Self::Split(split) => split.walk(text, start, f),
+        }
+    }
+}
+
+impl Split {
+    /// [`WordStarts::walk`] in the automaton of the first character at `start`.
+    fn walk(&self, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
         let Some(c) = text.get(start..).and_then(|t| t.chars().next()) else {
             return;
         };
@@ -134,6 +151,14 @@ impl WordStarts {
             Anchor::Nfa(n) => walk(n, text, start, &mut found),
         }
     }
+}
+
+/// An anchored DFA of `stems`.
+fn dfa(stems: &[&str]) -> Result<dfa::DFA, BuildError> {
+    dfa::DFA::builder()
+        .match_kind(MatchKind::Standard)
+        .start_kind(StartKind::Anchored)
+        .build(stems)
 }
 
 /// Anchored walk from `start`: calls `f(end, stem)` for every stem that starts exactly there.
@@ -174,7 +199,10 @@ mod tests {
     fn every_stem_that_starts_here_shortest_first() {
         let stems = ["ab", "b", "abc", "bc", "αβ", "α", "中文", "中"];
         let w = WordStarts::new(&stems).expect("built");
-        assert_eq!(w.groups.len(), 1, "a few stems: one automaton");
+        assert!(
+            matches!(w, WordStarts::One(_)),
+            "a few stems: one automaton"
+        );
         assert_eq!(found(&w, "abcd", 0), vec![(2, 0), (3, 2)]);
         assert_eq!(found(&w, "abcd", 1), vec![(2, 1), (3, 3)]);
         assert_eq!(found(&w, "b", 0), vec![(1, 1)], "a stem of one letter");
@@ -206,8 +234,11 @@ mod tests {
         let stems: Vec<&str> = many.iter().map(String::as_str).collect();
         assert!(stems.len() > SPLIT_FROM);
         let w = WordStarts::new(&stems).expect("built");
-        assert_eq!(w.groups.len(), 6, "one automaton per first character");
-        let kinds: Vec<bool> = (w.groups.iter())
+        let WordStarts::Split(split) = &w else {
+            panic!("{} stems are split", stems.len());
+        };
+        assert_eq!(split.groups.len(), 6, "one automaton per first character");
+        let kinds: Vec<bool> = (split.groups.iter())
             .map(|g| matches!(g.automaton, Anchor::Nfa(_)))
             .collect();
         assert_eq!(
