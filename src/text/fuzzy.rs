@@ -226,6 +226,7 @@ impl FuzzyStems {
     ///
     /// `cache` is this thread's search cache, taken from the pool by the first word that needs
     /// it and kept for the rest of the message.
+    #[inline]
     pub fn walk<'a>(
         &'a self,
         cache: &mut Option<FuzzyCache<'a>>,

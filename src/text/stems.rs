@@ -121,6 +121,7 @@ impl WordStarts {
 
     /// Calls `f(end, stem)` for every stem that starts exactly at byte `start` of `text` (a
     /// char boundary), shortest first.
+    #[inline(always)]
     pub(super) fn walk(&self, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
         match self {
             Self::One(d) => walk(d, text, start, f),
@@ -163,6 +164,7 @@ fn dfa(stems: &[&str]) -> Result<dfa::DFA, BuildError> {
 
 /// Anchored walk from `start`: calls `f(end, stem)` for every stem that starts exactly there.
 /// Stops as soon as no stem can continue.
+#[inline(always)]
 fn walk<A: Automaton>(a: &A, text: &str, start: usize, f: &mut impl FnMut(usize, usize)) {
     let Ok(mut sid) = a.start_state(Anchored::Yes) else {
         return;
