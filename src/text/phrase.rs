@@ -206,11 +206,7 @@ pub(super) fn match_rest(
     // Even a word read with a typo starts with the stem's first letter, so a word that does not
     // start with it is passed over before anything else is checked (the whole letter: the first
     // byte of a Cyrillic one is shared by half the alphabet).
-    let first = next
-        .stem
-        .chars()
-        .next()
-        .map_or(&b""[..], |c| &next.stem.as_bytes()[..c.len_utf8()]);
+    let first = next.stem.chars().next();
     for k in after..=after + next.gap_before {
         let &(s, e) = words.spans.get(k)?;
         let s = s as usize;
@@ -218,11 +214,8 @@ pub(super) fn match_rest(
         if s <= pos {
             return None;
         }
-        if !text
-            .as_bytes()
-            .get(s..)
-            .is_some_and(|t| t.starts_with(first))
-        {
+        // Compared as a decoded letter: a slice compare was a call to `memcmp` a word.
+        if first.is_some_and(|c| text.get(s..).and_then(|t| t.chars().next()) != Some(c)) {
             if next.gap_before == 0 {
                 return None;
             }
