@@ -240,7 +240,13 @@ impl Normalizer {
         let mut block = 0;
         let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let mut i = 0;
-        while let Some(&b) = bytes.get(i) {
+        loop {
+            if word_start.is_some() {
+                i = self.pass_unchanged(bytes, i, SAME | WORD | block);
+            }
+            let Some(&b) = bytes.get(i) else {
+                break;
+            };
             let (entry, len) = if b < 0x80 {
                 (self.entries[usize::from(b)], 1)
             } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
@@ -293,6 +299,28 @@ impl Normalizer {
             words.push((offset(start), offset(out.len())));
         }
         Some((out, words))
+    }
+
+    /// Where the run of letters from `bytes[i..]` that need no change and whose entries are
+    /// all `want` (inside a word, of its block) ends: the common case, in a loop of its own
+    /// so that it keeps everything in registers.
+    #[inline(never)]
+    fn pass_unchanged(&self, bytes: &[u8], mut i: usize, want: u32) -> usize {
+        while let Some(&b) = bytes.get(i) {
+            let (entry, len) = if b < 0x80 {
+                (self.entries[usize::from(b)], 1)
+            } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
+                let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
+                (self.entries[code], 2)
+            } else {
+                break;
+            };
+            if entry & (SPECIAL | SAME | WORD | BLOCK) != want {
+                break;
+            }
+            i += len;
+        }
+        i
     }
 
     fn fold(&self, c: char) -> char {
