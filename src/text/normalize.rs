@@ -244,19 +244,15 @@ impl Normalizer {
             if word_start.is_some() {
                 i = self.pass_unchanged(bytes, i, SAME | WORD | block);
             }
-            let Some(&b) = bytes.get(i) else {
+            if i >= bytes.len() {
                 break;
-            };
-            let (entry, len) = if b < 0x80 {
-                (self.entries[usize::from(b)], 1)
-            } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
-                // A two-byte sequence (valid, since `text` is a str): a code point below
-                // 0x800, so always inside the table.
-                let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
-                (self.entries[code], 2)
-            } else {
-                let c = text[i..].chars().next()?;
-                (entry(c, self.fold(c), &self.options), c.len_utf8())
+            }
+            let (entry, len) = match self.tabled(bytes, i) {
+                Some(tabled) => tabled,
+                None => {
+                    let c = text[i..].chars().next()?;
+                    (entry(c, self.fold(c), &self.options), c.len_utf8())
+                }
             };
             // The common case, a letter inside a word that needs no change: nothing to do.
             if entry & (SPECIAL | SAME | WORD | BLOCK) == SAME | WORD | block
@@ -306,21 +302,30 @@ impl Normalizer {
     /// so that it keeps everything in registers.
     #[inline(never)]
     fn pass_unchanged(&self, bytes: &[u8], mut i: usize, want: u32) -> usize {
-        while let Some(&b) = bytes.get(i) {
-            let (entry, len) = if b < 0x80 {
-                (self.entries[usize::from(b)], 1)
-            } else if let (0xC2..=0xDF, Some(&next)) = (b, bytes.get(i + 1)) {
-                let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
-                (self.entries[code], 2)
-            } else {
-                break;
-            };
+        while let Some((entry, len)) = self.tabled(bytes, i) {
             if entry & (SPECIAL | SAME | WORD | BLOCK) != want {
                 break;
             }
             i += len;
         }
         i
+    }
+
+    /// The table's entry for the character at `bytes[i]` and its length, when it is one or two
+    /// bytes long (a code point below 0x800, so always inside the table); `None` for a longer
+    /// one, or at the end.
+    #[inline(always)]
+    fn tabled(&self, bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+        match *bytes.get(i)? {
+            b @ 0..=0x7F => Some((self.entries[usize::from(b)], 1)),
+            // A two-byte sequence (valid, since the bytes are a str's).
+            b @ 0xC2..=0xDF => {
+                let next = *bytes.get(i + 1)?;
+                let code = (usize::from(b & 0x1F) << 6) | usize::from(next & 0x3F);
+                Some((self.entries[code], 2))
+            }
+            _ => None,
+        }
     }
 
     fn fold(&self, c: char) -> char {
