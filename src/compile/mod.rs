@@ -177,7 +177,7 @@ fn compile_texts(
     values.sort_unstable_by_key(|v| v.0);
     let files: Vec<Result<(SourceFile, RuleFile), Vec<Diagnostic>>> = texts
         .par_iter()
-        .zip(values.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+        .zip(values.into_par_iter().map(|(_, parsed)| parsed))
         .map(|((path, _), parsed)| {
             let (value, spans) = checked(path, parsed, check)?;
             match serde_json::from_value::<RuleFile>(value) {
