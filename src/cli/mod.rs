@@ -2,6 +2,7 @@
 //! binary's `main` only parses and dispatches; the work is done by the library.
 
 mod lint;
+mod memory;
 mod replay;
 mod route;
 mod schema;

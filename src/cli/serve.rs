@@ -46,6 +46,19 @@ pub struct Args {
     /// Largest request body in bytes (larger: 413).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     body_limit: usize,
+    /// Bytes of request bodies held at once across every connection, from the moment a body's
+    /// declared length is accepted until its request is answered; a body that does not fit is
+    /// answered 503 `busy` before it is read. What bounds the memory of a flood of unfinished
+    /// uploads; at least --body-limit.
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    body_budget: usize,
+    /// Largest request line and headers in bytes (larger: 431); also what a connection buffers
+    /// at most of what it reads. At least 8192.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 10, value_parser = clap::value_parser!(u64).range(8192..=(64 << 20)))]
+    max_header_bytes: u64,
+    /// Most header fields in a request (more: 431).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    max_headers: u64,
     /// Longest message in characters (longer: 400).
     #[arg(long, value_name = "CHARS", default_value_t = 16_000)]
     max_message_chars: usize,
@@ -135,10 +148,21 @@ pub fn run(args: Args) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if args.body_budget < args.body_limit {
+        tracing::error!(
+            body_budget = args.body_budget,
+            body_limit = args.body_limit,
+            "--body-budget must be at least --body-limit, or no body of the largest size could ever be read"
+        );
+        return ExitCode::from(2);
+    }
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = args.workers {
         rt.worker_threads(usize::from(n));
     }
+    // A worker with nothing to do hands the memory it freed back to the system (at most once a
+    // second a thread), so that RSS falls back after a flood.
+    rt.on_thread_park(super::memory::give_back);
     let rt = match rt.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -150,14 +174,15 @@ pub fn run(args: Args) -> ExitCode {
         body_limit: args.body_limit,
         body_timeout: Duration::from_secs(args.body_timeout),
         max_message_chars: args.max_message_chars,
+        body_budget: args.body_budget,
         token,
     };
     match rt.block_on(serve(args, config)) {
         Ok(Stopped::Clean) => ExitCode::SUCCESS,
         Ok(Stopped::CutOff(n)) => {
             tracing::error!(
-                connections = n,
-                "the shutdown grace period ended with requests still in flight; they were cut off"
+                requests = n,
+                "the shutdown grace period ended with requests still being worked on; they were cut off"
             );
             ExitCode::from(1)
         }
@@ -239,6 +264,7 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         rules: rules.clone(),
         model,
         metrics: metrics.clone(),
+        budget: server::body::Budget::new(config.body_budget),
         config,
         corpus,
     });
@@ -288,6 +314,8 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         max_connections,
         header_timeout: Duration::from_secs(args.header_timeout),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        max_header_bytes: usize::try_from(args.max_header_bytes).unwrap_or(usize::MAX),
+        max_headers: usize::try_from(args.max_headers).unwrap_or(usize::MAX),
     };
     let stopped = conn::serve(
         listener,

@@ -35,7 +35,21 @@ pub struct Limits {
     /// Longest time a connection may sit with no request being worked on (waiting for headers,
     /// a body, or its next keep-alive request).
     pub idle_timeout: Duration,
+    /// Largest request line and headers, in bytes (431 above; hyper's floor is 8,192): also
+    /// the most a connection buffers of what it reads.
+    pub max_header_bytes: usize,
+    /// Most header fields in a request (431 above).
+    pub max_headers: usize,
 }
+
+/// hyper's smallest read buffer.
+pub const MIN_HEADER_BYTES: usize = 8192;
+/// hyper's own number of header fields, kept on the stack (another number costs a heap
+/// allocation a request).
+const HYPER_MAX_HEADERS: usize = 100;
+/// How long a connection that has answered its last request may take to finish writing the
+/// answer once shutdown begins.
+const DRAIN: Duration = Duration::from_millis(100);
 
 impl Default for Limits {
     fn default() -> Self {
@@ -43,6 +57,8 @@ impl Default for Limits {
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            max_header_bytes: 16 << 10,
+            max_headers: HYPER_MAX_HEADERS,
         }
     }
 }
@@ -156,6 +172,14 @@ impl Registry {
         }
     }
 
+    /// How many connections have a request being worked on.
+    fn working(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|c| c.working.load(Ordering::Relaxed) > 0)
+            .count()
+    }
+
     /// Closes every connection idle for longer than `limit`; returns how many.
     fn close_idle(&self, limit: Duration) -> usize {
         let now = self.now_ms();
@@ -179,7 +203,9 @@ impl Registry {
 pub enum Stopped {
     /// Every request finished.
     Clean,
-    /// The grace period ended with this many connections still working; they were cut off.
+    /// The grace period ended with this many requests still being worked on; they were cut
+    /// off. Connections with no request being worked on (idle, or still sending headers or a
+    /// body) are closed at once and never count.
     CutOff(usize),
 }
 
@@ -264,7 +290,8 @@ pub async fn serve(
         let metrics = metrics.clone();
         let stop = stop_rx.clone();
         tokio::spawn(async move {
-            connection(stream, peer, app, handle, conn, limits, stop).await;
+            let io = JsonErrors::new(TokioIo::new(stream), limits, metrics.clone());
+            connection(io, peer, app, handle, conn, limits, stop).await;
             registry.remove(id);
             metrics.connection_closed();
         });
@@ -274,19 +301,21 @@ pub async fn serve(
     let _ = stop_tx.send(true);
     let deadline = Instant::now() + grace;
     loop {
-        let left = registry.len();
-        if left == 0 {
+        if registry.len() == 0 {
             return Stopped::Clean;
         }
         if Instant::now() >= deadline {
-            return Stopped::CutOff(left);
+            return match registry.working() {
+                0 => Stopped::Clean,
+                n => Stopped::CutOff(n),
+            };
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 async fn connection(
-    stream: tokio::net::TcpStream,
+    io: JsonErrors<TokioIo<tokio::net::TcpStream>>,
     peer: SocketAddr,
     app: Router,
     handle: ConnHandle,
@@ -304,18 +333,218 @@ async fn connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_header_bytes.max(MIN_HEADER_BYTES))
+        // One buffer a write, so that `JsonErrors` sees hyper's own error answers whole.
+        .writev(false)
         .keep_alive(true);
-    let served = builder.serve_connection(TokioIo::new(stream), service);
+    if limits.max_headers != HYPER_MAX_HEADERS {
+        builder.max_headers(limits.max_headers);
+    }
+    let served = builder.serve_connection(io, service);
     let mut served = std::pin::pin!(served);
     tokio::select! {
         _ = served.as_mut() => return,
         () = conn.close.notified() => return,
         _ = stop.wait_for(|s| *s) => {}
     }
-    // Shutting down: finish the request in flight (an idle connection closes at once).
+    // Shutting down: a request being worked on is finished and answered; a connection with
+    // none (idle, or a client still sending headers or a body) closes at once, after at most
+    // `DRAIN` for an answer still being written.
     served.as_mut().graceful_shutdown();
+    let drained = async {
+        loop {
+            if conn.working.load(Ordering::Relaxed) == 0 {
+                tokio::time::sleep(DRAIN).await;
+                if conn.working.load(Ordering::Relaxed) == 0 {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
     tokio::select! {
         _ = served => {}
         () = conn.close.notified() => {}
+        () = drained => {}
+    }
+}
+
+/// The connection's IO, which gives hyper's own error answers the JSON error body every other
+/// answer has. hyper answers a request it cannot parse (a bad request line or header, a URI
+/// too long, headers over `max_header_bytes` or `max_headers`) by itself, with a status and an
+/// empty body, and then closes; no handler runs. Those answers are the only ones of this
+/// service with an error status and no body, so such a head, written whole (hyper is set to
+/// write one buffer at a time), is replaced by the same head with a JSON body.
+struct JsonErrors<I> {
+    inner: I,
+    limits: Limits,
+    metrics: Arc<Metrics>,
+    /// A replacement being written, and the length of the head it stands for.
+    replacing: Option<(Vec<u8>, usize, usize)>,
+}
+
+impl<I> JsonErrors<I> {
+    fn new(inner: I, limits: Limits, metrics: Arc<Metrics>) -> Self {
+        Self {
+            inner,
+            limits,
+            metrics,
+            replacing: None,
+        }
+    }
+}
+
+/// The JSON answer standing for hyper's bodiless error head `head`, or `None` when `head` is
+/// not one.
+fn json_error_answer(head: &[u8], limits: &Limits) -> Option<Vec<u8>> {
+    const EMPTY: &[u8] = b"\r\ncontent-length: 0\r\n";
+    if !head.starts_with(b"HTTP/1.") || !head.ends_with(b"\r\n\r\n") {
+        return None;
+    }
+    let status = head.get(9..12)?;
+    if !matches!(status.first(), Some(b'4' | b'5')) {
+        return None;
+    }
+    let at = head.windows(EMPTY.len()).position(|w| w == EMPTY)?;
+    let (code, message) = match status {
+        b"414" => ("uri_too_long", "the request's URI is too long".to_owned()),
+        b"431" => (
+            "headers_too_large",
+            format!(
+                "the request line and headers are larger than {} bytes, or more than {} header fields",
+                limits.max_header_bytes.max(MIN_HEADER_BYTES),
+                limits.max_headers
+            ),
+        ),
+        _ => (
+            "invalid_request",
+            "the request line or a header could not be read as HTTP/1.1".to_owned(),
+        ),
+    };
+    let body = serde_json::json!({"error": {"code": code, "field": null, "message": message}});
+    let body = body.to_string();
+    let mut out = Vec::with_capacity(head.len() + body.len() + 64);
+    out.extend_from_slice(&head[..at]);
+    out.extend_from_slice(b"\r\ncontent-type: application/json");
+    out.extend_from_slice(format!("\r\ncontent-length: {}\r\n", body.len()).as_bytes());
+    let rest = &head[at + EMPTY.len()..];
+    if !head
+        .windows(11)
+        .any(|w| w.eq_ignore_ascii_case(b"connection:"))
+    {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(rest);
+    out.extend_from_slice(body.as_bytes());
+    Some(out)
+}
+
+impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for JsonErrors<I> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for JsonErrors<I> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.replacing.is_none() {
+            match json_error_answer(buf, &this.limits) {
+                Some(answer) => {
+                    this.metrics.bad_request();
+                    this.replacing = Some((answer, 0, buf.len()));
+                }
+                None => return std::pin::Pin::new(&mut this.inner).poll_write(cx, buf),
+            }
+        }
+        // hyper offers the same head again after `Pending`, so the replacement goes on
+        // where it stopped.
+        let Some((answer, written, stands_for)) = &mut this.replacing else {
+            return Poll::Ready(Ok(0));
+        };
+        while *written < answer.len() {
+            match std::pin::Pin::new(&mut this.inner).poll_write(cx, &answer[*written..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => *written += n,
+                other => return other,
+            }
+        }
+        let n = *stands_for;
+        this.replacing = None;
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hypers_bodiless_error_heads_get_the_json_body() {
+        let limits = Limits::default();
+        let head = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: Tue, 01 Dec 2026 20:00:00 GMT\r\n\r\n";
+        let answer = json_error_answer(head, &limits).expect("replaced");
+        let text = String::from_utf8(answer).expect("utf-8");
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        assert!(head.starts_with("HTTP/1.1 431 "), "{head}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{head}"
+        );
+        assert_eq!(head.matches("connection: close").count(), 1, "{head}");
+        assert!(head.contains("date: "), "{head}");
+        let v: serde_json::Value = serde_json::from_str(body).expect("JSON");
+        assert_eq!(v["error"]["code"], "headers_too_large");
+        let closing = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+        let answer = String::from_utf8(json_error_answer(closing, &limits).expect("replaced"))
+            .expect("utf-8");
+        assert_eq!(answer.matches("connection: close").count(), 1, "{answer}");
+        for status in ["400 Bad Request", "414 URI Too Long"] {
+            let head = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+            assert!(
+                json_error_answer(head.as_bytes(), &limits).is_some(),
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_other_write_passes_unchanged() {
+        let limits = Limits::default();
+        for other in [
+            &b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"[..],
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}",
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n",
+            b"{\"error\": 1}",
+            b"",
+        ] {
+            assert!(json_error_answer(other, &limits).is_none(), "{other:?}");
+        }
     }
 }

@@ -56,6 +56,7 @@ pub struct Metrics {
     last_reload_ok: Gauge,
     ruleset: Family<VersionLabel, Gauge>,
     bad_requests: Counter,
+    busy: Counter,
     rules_read_bytes: Counter,
     watcher_up: Gauge,
     connections: Gauge,
@@ -86,6 +87,7 @@ impl Metrics {
             last_reload_ok: Gauge::default(),
             ruleset: Family::default(),
             bad_requests: Counter::default(),
+            busy: Counter::default(),
             rules_read_bytes: Counter::default(),
             watcher_up: Gauge::default(),
             connections: Gauge::default(),
@@ -138,6 +140,11 @@ impl Metrics {
             "bad_requests",
             "Requests refused as malformed",
             m.bad_requests.clone(),
+        );
+        registry.register(
+            "busy",
+            "Requests answered 503 busy because the memory budget of bodies in flight (--body-budget) was spent",
+            m.busy.clone(),
         );
         registry.register(
             "rules_read_bytes",
@@ -193,6 +200,11 @@ impl Metrics {
     /// Counts a refused request.
     pub fn bad_request(&self) {
         self.bad_requests.inc();
+    }
+
+    /// Counts a request refused because the body budget was spent.
+    pub fn busy(&self) {
+        self.busy.inc();
     }
 
     /// Records a reload attempt (unchanged directories are not counted).

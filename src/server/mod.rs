@@ -4,6 +4,7 @@
 //! Client mistakes get a 4xx with a JSON body naming the field; nothing a client sends can
 //! cause a 500 or a panic.
 
+pub mod body;
 pub mod conn;
 pub mod metrics;
 pub mod openapi;
@@ -13,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Request as HttpRequest, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -39,6 +40,9 @@ pub struct Config {
     pub body_timeout: Duration,
     /// Longest user message, in characters (400 above).
     pub max_message_chars: usize,
+    /// Bytes of request bodies held at once across every connection (503 `busy` above): what
+    /// bounds the memory of a flood of unfinished uploads. At least `body_limit`.
+    pub body_budget: usize,
     /// The bearer token clients must send, if any.
     pub token: Option<String>,
 }
@@ -49,6 +53,7 @@ impl std::fmt::Debug for Config {
             .field("body_limit", &self.body_limit)
             .field("body_timeout", &self.body_timeout)
             .field("max_message_chars", &self.max_message_chars)
+            .field("body_budget", &self.body_budget)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .finish()
     }
@@ -60,6 +65,7 @@ impl Default for Config {
             body_limit: 1 << 20,
             body_timeout: Duration::from_secs(10),
             max_message_chars: 16_000,
+            body_budget: 32 << 20,
             token: None,
         }
     }
@@ -144,17 +150,37 @@ pub struct AppState {
     pub config: Config,
     /// The corpus replayed after every successful reload (`--corpus`).
     pub corpus: Option<Arc<playground::Corpus>>,
+    /// The memory budget of request bodies in flight (`config.body_budget` bytes).
+    pub budget: body::Budget,
+}
+
+/// Longest message an error body carries, in characters: a message quoting a client's value
+/// never echoes a large input back.
+const MAX_ERROR_MESSAGE_CHARS: usize = 500;
+
+/// `text` cut to at most `max` characters, with `…` where it was cut.
+pub(crate) fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+    }
 }
 
 /// A JSON error body: `{"error": {"code": …, "field": …, "message": …}}`.
-fn error(status: StatusCode, code: &str, field: Option<&str>, message: &str) -> Response {
+pub(crate) fn error(
+    status: StatusCode,
+    code: &str,
+    field: Option<&str>,
+    message: &str,
+) -> Response {
+    let field = field.map(|f| cut(f, MAX_ERROR_MESSAGE_CHARS));
+    let message = cut(message, MAX_ERROR_MESSAGE_CHARS);
     let body = json!({"error": {"code": code, "field": field, "message": message}});
     (status, Json(body)).into_response()
 }
 
 /// The service's routes.
 pub fn app(state: Arc<AppState>) -> Router {
-    let body_limit = state.config.body_limit;
     let protected = Router::new()
         .route("/v1/route", post(route))
         .route("/v1/rules", get(rules_status))
@@ -163,6 +189,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/v1/catalogue", get(playground::catalogue))
         .route("/v1/try", post(playground::try_it))
         .route("/v1/replay/last", get(playground::replay_last))
+        // Before any handler, so before a byte of a body is read.
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
         // The page itself loads without the token; it asks for one when the API wants it.
@@ -171,67 +198,36 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .merge(protected)
+        .method_not_allowed_fallback(|| async {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                None,
+                "this endpoint does not take that method; the Allow header lists the ones it takes",
+            )
+        })
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", None, "no such endpoint") })
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(middleware::from_fn_with_state(state.clone(), read_body))
+        .layer(middleware::from_fn(mark_working))
         .with_state(state)
 }
 
-/// Reads the whole body first, within the size limit and the body timeout, so that a slow or
-/// stalled upload is answered (413, 408) instead of holding a worker; then marks the request as
-/// being worked on (its connection is not closed for room or idleness while it is decided).
-async fn read_body(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) -> Response {
-    use http_body_util::BodyExt as _;
-    let (parts, body) = req.into_parts();
-    let limit = state.config.body_limit;
-    let limited = http_body_util::Limited::new(body, limit);
-    let bytes = match tokio::time::timeout(state.config.body_timeout, limited.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            state.metrics.bad_request();
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                Some("body"),
-                &format!("the body is larger than {limit} bytes"),
-            );
-        }
-        Ok(Err(_)) => {
-            state.metrics.bad_request();
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                Some("body"),
-                "the body could not be read",
-            );
-        }
-        Err(_) => {
-            state.metrics.bad_request();
-            let mut resp = error(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
-                Some("body"),
-                &format!(
-                    "the body did not arrive within {} s",
-                    state.config.body_timeout.as_secs_f64()
-                ),
-            );
-            resp.headers_mut().insert(
-                header::CONNECTION,
-                header::HeaderValue::from_static("close"),
-            );
-            return resp;
-        }
+/// Marks a request without a body as being worked on from the start (shutdown waits for it);
+/// a request with a body is marked once its body has arrived ([`body::read_json`]), so a
+/// half-sent upload never holds a shutdown.
+async fn mark_working(req: HttpRequest, next: Next) -> Response {
+    let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    let _working = if has_body {
+        None
+    } else {
+        req.extensions()
+            .get::<conn::ConnHandle>()
+            .map(conn::ConnHandle::working)
     };
-    let _working = parts
-        .extensions
-        .get::<conn::ConnHandle>()
-        .map(conn::ConnHandle::working);
-    next.run(HttpRequest::from_parts(
-        parts,
-        axum::body::Body::from(bytes),
-    ))
-    .await
+    next.run(req).await
 }
 
 async fn auth(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) -> Response {
@@ -259,99 +255,106 @@ async fn auth(State(state): State<Arc<AppState>>, req: HttpRequest, next: Next) 
             header::WWW_AUTHENTICATE,
             header::HeaderValue::from_static("Bearer"),
         );
+        // Whatever body the client is sending is never read.
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
         resp
     }
 }
 
-async fn route(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    let started = Instant::now();
-    let json_body = headers
-        .get(header::CONTENT_TYPE)
-        .is_none_or(|v| is_json_media_type(v.as_bytes()));
-    if !json_body {
-        state.metrics.bad_request();
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            None,
-            "send the request as application/json",
-        );
-    }
-    let Ok(text) = simdutf8::basic::from_utf8(&body) else {
-        state.metrics.bad_request();
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            Some("body"),
-            "the body is not UTF-8",
-        );
-    };
-    let req = match Request::from_json(text) {
-        Ok(r) => r,
-        Err(e) => {
-            state.metrics.bad_request();
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                Some(&e.field),
-                &e.message,
-            );
-        }
-    };
+/// A request refused after its body was read: counted, and answered with the JSON error.
+pub(crate) fn bad_request(state: &AppState, code: &str, field: &str, message: &str) -> Response {
+    state.metrics.bad_request();
+    error(StatusCode::BAD_REQUEST, code, Some(field), message)
+}
+
+/// The body as UTF-8 text.
+pub(crate) fn body_text<'a>(state: &AppState, bytes: &'a Bytes) -> Result<&'a str, Response> {
+    simdutf8::basic::from_utf8(bytes)
+        .map_err(|_| bad_request(state, "invalid_request", "body", "the body is not UTF-8"))
+}
+
+/// The limits every request is held to once parsed, whichever endpoint it came to; `prefix`
+/// is where the request sits in the body (`""` for `/v1/route`, `"request."` for `/v1/try`).
+pub(crate) fn check_request(state: &AppState, req: &Request, prefix: &str) -> Result<(), Response> {
     let max = state.config.max_message_chars;
-    if let Some(i) = req
+    match req
         .messages
         .iter()
         .position(|m| m.content.chars().count() > max)
     {
-        state.metrics.bad_request();
-        let field = format!("messages[{i}].content");
-        let message = format!("the message is longer than {max} characters");
-        return error(
-            StatusCode::BAD_REQUEST,
+        Some(i) => Err(bad_request(
+            state,
             "message_too_long",
-            Some(&field),
-            &message,
-        );
+            &format!("{prefix}messages[{i}].content"),
+            &format!("the message is longer than {max} characters"),
+        )),
+        None => Ok(()),
     }
+}
+
+/// Decides `req` with the serving rules and `model` (the service's own when `None`), counts
+/// it, and answers with `wrap` applied to the decision; `prefix` as for [`check_request`].
+pub(crate) async fn decide_and_answer(
+    state: &AppState,
+    req: &Request,
+    model: Option<&dyn Model>,
+    prefix: &str,
+    wrap: impl FnOnce(crate::contract::Decision) -> Response,
+) -> Response {
+    let started = Instant::now();
     // One ruleset for the whole request, across the model call.
     let Some(rules) = state.rules.current() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
-            None,
-            "no valid ruleset is loaded; see GET /v1/rules",
-        );
+        return not_ready();
     };
-    let decision = match state.model.get(&rules) {
-        Some(model) => engine::decide(&rules, &req, Some(&*model)).await,
-        None => engine::decide_without_model(&rules, &req),
+    let own = state.model.get(&rules);
+    let decision = match model.or(own.as_deref()) {
+        Some(model) => engine::decide(&rules, req, Some(model)).await,
+        None => engine::decide_without_model(&rules, req),
     };
     match decision {
         Ok(d) => {
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
-            Json(d).into_response()
+            wrap(d)
         }
-        Err(e) => {
-            state.metrics.bad_request();
-            error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                Some(e.field()),
-                &e.to_string(),
-            )
-        }
+        Err(e) => bad_request(
+            state,
+            "invalid_request",
+            &format!("{prefix}{}", e.field()),
+            &e.to_string(),
+        ),
     }
 }
 
-/// Whether a `Content-Type` value is JSON: the media type `application/json` (any case, with
-/// or without parameters such as `charset`), not merely a value starting with those letters.
-fn is_json_media_type(value: &[u8]) -> bool {
-    let Ok(value) = std::str::from_utf8(value) else {
-        return false;
+/// 503: no valid ruleset yet.
+pub(crate) fn not_ready() -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "not_ready",
+        None,
+        "no valid ruleset is loaded; see GET /v1/rules",
+    )
+}
+
+async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response {
+    let body = match body::read_json(&state, req).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
     };
-    let essence = value.split(';').next().unwrap_or_default().trim();
-    essence.eq_ignore_ascii_case("application/json")
+    let text = match body_text(&state, &body.bytes) {
+        Ok(t) => t,
+        Err(resp) => return resp,
+    };
+    let req = match Request::from_json(text) {
+        Ok(r) => r,
+        Err(e) => return bad_request(&state, "invalid_request", &e.field, &e.message),
+    };
+    if let Err(resp) = check_request(&state, &req, "") {
+        return resp;
+    }
+    decide_and_answer(&state, &req, None, "", |d| Json(d).into_response()).await
 }
 
 async fn rules_status(State(state): State<Arc<AppState>>) -> Response {

@@ -7,17 +7,15 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request as HttpRequest, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{AppState, error};
+use super::{AppState, bad_request, error};
 use crate::compile::RuleSet;
 use crate::contract::{Decision, GenerationMode, Request};
-use crate::engine;
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::replay::{self, Line};
@@ -66,12 +64,7 @@ pub(super) async fn catalogue(State(state): State<Arc<AppState>>) -> Response {
 }
 
 fn not_ready() -> Response {
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "not_ready",
-        None,
-        "no valid ruleset is loaded; see GET /v1/rules",
-    )
+    super::not_ready()
 }
 
 #[derive(Deserialize)]
@@ -82,59 +75,53 @@ struct Try {
     model: Option<ModelScript>,
 }
 
-/// One message with its context and, optionally, a scripted router answer: the decision.
-pub(super) async fn try_it(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    let parsed: Try = match serde_json::from_slice(&body) {
+/// One message with its context and, optionally, a scripted router answer: the decision. The
+/// body goes through the same checks, limits and metrics as `/v1/route`.
+pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response {
+    let body = match super::body::read_json(&state, req).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    let text = match super::body_text(&state, &body.bytes) {
+        Ok(t) => t,
+        Err(resp) => return resp,
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed: Try = match serde_path_to_error::deserialize(&mut de) {
         Ok(t) => t,
         Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
+            let path = e.path().to_string();
+            let field = if path == "." { "body".to_owned() } else { path };
+            return bad_request(
+                &state,
                 "invalid_request",
-                Some("body"),
-                &e.to_string(),
+                &field,
+                &e.into_inner().to_string(),
             );
         }
     };
+    if let Err(e) = de.end() {
+        return bad_request(&state, "invalid_request", "body", &e.to_string());
+    }
     let req = match Request::from_json(&parsed.request.to_string()) {
         Ok(r) => r,
         Err(e) => {
             let field = format!("request.{}", e.field);
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                Some(&field),
-                &e.message,
-            );
+            return bad_request(&state, "invalid_request", &field, &e.message);
         }
     };
-    let Some(rules) = state.rules.current() else {
-        return not_ready();
-    };
-    let decision = match &parsed.model {
+    if let Err(resp) = super::check_request(&state, &req, "request.") {
+        return resp;
+    }
+    let wrap = |d: Decision| Json(json!({ "decision": d })).into_response();
+    match &parsed.model {
         Some(script) => match ScriptedModel::from_script(Some(script)) {
-            Ok(model) => engine::decide(&rules, &req, Some(&model)).await,
-            Err(e) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    Some("model"),
-                    &e,
-                );
+            Ok(model) => {
+                super::decide_and_answer(&state, &req, Some(&model), "request.", wrap).await
             }
+            Err(e) => bad_request(&state, "invalid_request", "model", &e),
         },
-        None => match state.model.get(&rules) {
-            Some(model) => engine::decide(&rules, &req, Some(&*model)).await,
-            None => engine::decide_without_model(&rules, &req),
-        },
-    };
-    match decision {
-        Ok(d) => Json(json!({ "decision": d })).into_response(),
-        Err(e) => error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            Some("request.messages"),
-            &e.to_string(),
-        ),
+        None => super::decide_and_answer(&state, &req, None, "request.", wrap).await,
     }
 }
 

@@ -9,6 +9,7 @@ mod deploy;
 mod embedded;
 mod engine;
 mod fuzz;
+mod hostile;
 mod layers;
 mod lint;
 mod models;

@@ -37,10 +37,10 @@ router: {{skill_tool: switch, skill_argument: skill, leave_skill_value: none}}
     )
 }
 
-struct Server {
-    child: Child,
-    addr: String,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+pub(super) struct Server {
+    pub(super) child: Child,
+    pub(super) addr: String,
+    pub(super) stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Drop for Server {
@@ -50,7 +50,7 @@ impl Drop for Server {
     }
 }
 
-fn start(dir: &Path, extra: &[&str]) -> Server {
+pub(super) fn start(dir: &Path, extra: &[&str]) -> Server {
     start_with(dir, extra, &[])
 }
 
@@ -101,11 +101,11 @@ fn start_with(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
 }
 
 impl Server {
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(super) fn get(&self, path: &str) -> (u16, String) {
         http(&self.addr, "GET", path, &[], b"")
     }
 
-    fn route(&self, text: &str) -> Value {
+    pub(super) fn route(&self, text: &str) -> Value {
         let body = json!({"messages": [{"role": "user", "content": text}]}).to_string();
         let (status, d) = http(
             &self.addr,
@@ -123,7 +123,7 @@ impl Server {
     }
 
     /// The value of a metric line (`name{labels} value`), 0 when absent.
-    fn metric(&self, line_start: &str) -> f64 {
+    pub(super) fn metric(&self, line_start: &str) -> f64 {
         let (_, text) = self.get("/metrics");
         text.lines()
             .find_map(|l| l.strip_prefix(line_start)?.trim().parse().ok())
@@ -147,7 +147,7 @@ impl Server {
         }
     }
 
-    fn rss_kib(&self) -> u64 {
+    pub(super) fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
@@ -158,7 +158,7 @@ impl Server {
     }
 }
 
-fn rules_dir(action: &str) -> tempfile::TempDir {
+pub(super) fn rules_dir(action: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("rules.yaml"), rules(action)).expect("write");
     dir
@@ -674,7 +674,7 @@ fn route_jsonl_reports_a_bad_line_and_goes_on() {
 }
 
 #[cfg(unix)]
-fn signal(child: &Child, sig: &str) {
+pub(super) fn signal(child: &Child, sig: &str) {
     let ok = Command::new("kill")
         .args([&format!("-{sig}"), &child.id().to_string()])
         .status()
