@@ -130,7 +130,9 @@ pub fn http(
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
+    // The server may answer (413, 401, 415) and close before it has read the body: the
+    // answer is what counts.
+    let _ = s.write_all(body);
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
