@@ -11,7 +11,7 @@ use crate::diag::Diagnostic;
 use crate::rules::{RuleFile, WordList};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
-    Scanner, WordMatcher,
+    Scanner, Transliteration, WordMatcher,
 };
 
 /// Every word-list pattern of `files`, compiled once each, on every core.
@@ -88,6 +88,20 @@ impl Compiler<'_> {
         }
         let folds = self.char_pairs(file, "folds", &m.folds, true);
         let look_alikes = self.char_pairs(file, "look_alikes", &m.look_alikes, false);
+        let transliterate = m.transliterate.as_ref().map(|t| Transliteration {
+            table: t
+                .table
+                .iter()
+                .filter(|(from, _)| !from.is_empty())
+                .map(|(from, to)| (from.clone(), to.clone()))
+                .collect(),
+            keep: t
+                .keep
+                .iter()
+                .cloned()
+                .chain(self.words_in_script(&t.table))
+                .collect(),
+        });
         Normalizer::with_options(
             folds,
             NormalizerOptions {
@@ -95,8 +109,31 @@ impl Compiler<'_> {
                 strip_invisible: m.strip_invisible,
                 look_alikes,
                 name_endings: m.file_name_endings,
+                transliterate,
             },
         )
+    }
+
+    /// The words of every list's entries written wholly in the letters of a transliteration
+    /// table (`gmail`, `excel`): a message's word that a list writes in that script is the
+    /// list's word, not a transliteration.
+    fn words_in_script(&self, table: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+        let letters: std::collections::HashSet<char> = table
+            .keys()
+            .flat_map(|k| k.to_lowercase().chars().collect::<Vec<_>>())
+            .collect();
+        let mut words: Vec<String> = self
+            .files
+            .iter()
+            .flat_map(|(_, rf)| rf.word_lists.iter())
+            .flat_map(|l| l.words.iter())
+            .flat_map(|entry| entry.split(|c: char| !c.is_alphanumeric()))
+            .map(str::to_lowercase)
+            .filter(|w| !w.is_empty() && w.chars().all(|c| letters.contains(&c)))
+            .collect();
+        words.sort();
+        words.dedup();
+        words
     }
 
     /// Pairs of single characters from a `matching` map (`folds`: the first must not be

@@ -224,8 +224,13 @@ impl Ctx<'_> {
             (false, true) => ", look-alike letters read as their twins",
             (false, false) => "",
         };
+        let read = if self.norm.read_within(hit.start, hit.end) {
+            ", read from another script"
+        } else {
+            ""
+        };
         out.fact(format_args!(
-            "matched '{matched}' ({list}: '{entry}'{typo}) at {s}..{e}"
+            "matched '{matched}' ({list}: '{entry}'{typo}{read}) at {s}..{e}"
         ));
     }
 

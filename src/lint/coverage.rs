@@ -119,7 +119,7 @@ impl Coverage {
         }
         let text = rs
             .normalizer
-            .normalize(request.user_message().unwrap_or_default());
+            .normalize_message(request.user_message().unwrap_or_default());
         let consulted: Vec<usize> = probe.consulted().collect();
         rs.scanner.each_entry_in(&text, |l, e| {
             if consulted.contains(&l)

@@ -103,7 +103,9 @@ impl<'a> RouterInput<'a> {
     pub fn normalized_message(&self) -> std::borrow::Cow<'a, str> {
         match self.normalized {
             Some(text) => std::borrow::Cow::Borrowed(text),
-            None => std::borrow::Cow::Owned(self.rules.normalizer.normalize(self.message())),
+            None => {
+                std::borrow::Cow::Owned(self.rules.normalizer.normalize_message(self.message()))
+            }
         }
     }
 }

@@ -99,6 +99,29 @@ pub struct Matching {
     #[serde(default)]
     #[schemars(range(max = 4))]
     pub file_name_endings: usize,
+    /// Messages typed in another script (Russian in Latin letters on a phone with a foreign
+    /// keyboard): in a message whose letters are mostly the table's, each word written wholly
+    /// in them is read through the table, so every list, the file-name match and the router
+    /// see the reading. Entries are never transliterated; a word some list writes in that
+    /// script (`gmail`) stays as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transliterate: Option<TransliterateTable>,
+}
+
+/// `matching.transliterate`: how words of another script read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransliterateTable {
+    /// Sequences of the other script and what each reads as, e.g. `{shch: щ, sh: ш, s: с}`;
+    /// the longest sequence that fits is read first. A sequence ending in `$` is read only at
+    /// the end of a word (`ai$: ай`).
+    #[schemars(length(min = 1))]
+    pub table: std::collections::BTreeMap<String, String>,
+    /// Words that stay as written (brand names, English words people type in Latin letters):
+    /// a word equal to one, or starting with one of three letters or more. Words the word
+    /// lists write in the table's script are kept without being listed here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<String>,
 }
 
 /// A tool in the registry.

@@ -16,7 +16,7 @@ mod stems;
 mod word_matcher;
 
 use normalize::TABLE_LEN;
-pub use normalize::{Normalized, Normalizer, NormalizerOptions};
+pub use normalize::{Normalized, Normalizer, NormalizerOptions, Transliteration};
 pub use pattern::{ListPattern, compile_list_pattern};
 pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};

@@ -102,7 +102,7 @@ impl Classifier {
     ) -> Self {
         let docs: Vec<Vec<(u64, f32)>> = examples
             .iter()
-            .map(|(_, text)| counted(features(&normalizer.normalize(text))))
+            .map(|(_, text)| counted(features(&normalizer.normalize_message(text))))
             .collect();
         let mut ids: HashMap<u64, u32> = HashMap::new();
         let mut df: Vec<u32> = Vec::new();
@@ -174,7 +174,7 @@ impl Classifier {
         allowed: &[bool],
     ) -> Vec<(usize, f32)> {
         let mut logits = vec![0.0f32; self.classes];
-        self.logits(&normalizer.normalize(text), &[], &mut logits);
+        self.logits(&normalizer.normalize_message(text), &[], &mut logits);
         softmax(&mut logits, allowed);
         logits
             .into_iter()
