@@ -88,6 +88,13 @@ pub struct Args {
     /// successful reload; the playground page at / shows what each save changed on it.
     #[arg(long, value_name = "FILE")]
     corpus: Option<PathBuf>,
+    /// Milliseconds the rules directory must be quiet (no further file events) before a change
+    /// that removes a rule file is applied: `rm f && write f`, `git checkout`, sync tools and
+    /// scripted deploys put files back moments later, and the rules without the file must not
+    /// serve in between (a file put back unchanged cancels the removal). Creates and writes
+    /// apply at once, and so do SIGHUP and POST /v1/rules/reload. 0: removals apply at once.
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    delete_settle_ms: u64,
     /// Threads that answer requests (default: one per core the process may use). On a machine
     /// shared with the chat backend, fewer leave it room.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -234,6 +241,7 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
     let slot = model.clone();
     let prepare: reload::Prepare = Box::new(move |rs| slot.prepare(rs));
     let (rules, report) = LiveRules::load_prepared(&args.rules, limits, accept, Some(prepare));
+    rules.set_delete_settle(Duration::from_millis(args.delete_settle_ms));
     server::log_reload(&report);
     match rules.current() {
         Some(rs) => drop(model.get(&rs)),
@@ -273,18 +281,13 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
     // Reload requests from the watcher and SIGHUP go through one channel to one task, so
     // reloads run one at a time, on a blocking thread, never on the request workers; a full
     // channel means a reload is already pending, which will see the latest files anyway.
-    let (tx, mut rx) = mpsc::channel::<Trigger>(1);
+    let (tx, rx) = mpsc::channel::<Trigger>(1);
     let watch_tx = tx.clone();
     let _watcher = reload::watch(rules.clone(), move || {
         let _ = watch_tx.try_send(Trigger::Watch);
     });
     spawn_sighup(tx);
-    let reload_state = state.clone();
-    tokio::spawn(async move {
-        while let Some(trigger) = rx.recv().await {
-            server::reload_now(&reload_state, trigger).await;
-        }
-    });
+    tokio::spawn(reload_task(state.clone(), rx));
 
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -330,6 +333,32 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         tracing::info!("stopped");
     }
     Ok(stopped)
+}
+
+/// Runs the reloads the channel asks for, one at a time. A reload that leaves a removal of rule
+/// files pending arms one timer for when its settle window ends; any later reload re-arms or
+/// clears it, so there is never more than one and nothing polls.
+async fn reload_task(state: Arc<AppState>, mut rx: mpsc::Receiver<Trigger>) {
+    let mut settle_at: Option<tokio::time::Instant> = None;
+    loop {
+        let report = match settle_at {
+            Some(at) => tokio::select! {
+                trigger = rx.recv() => match trigger {
+                    Some(t) => Some(server::reload_now(&state, t).await),
+                    None => return,
+                },
+                () = tokio::time::sleep_until(at) => server::settle_now(&state).await,
+            },
+            None => match rx.recv().await {
+                Some(t) => Some(server::reload_now(&state, t).await),
+                None => return,
+            },
+        };
+        settle_at = report
+            .as_ref()
+            .and_then(|r| r.pending_removal.as_ref())
+            .map(|p| tokio::time::Instant::now() + Duration::from_millis(p.applies_in_ms));
+    }
 }
 
 #[cfg(unix)]

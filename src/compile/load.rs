@@ -23,6 +23,8 @@ use crate::diag::{Diagnostic, Location};
 pub struct ReadDir {
     /// The directory read.
     pub dir: PathBuf,
+    /// Every rule file found, read or not, in path order.
+    pub files: Vec<PathBuf>,
     /// The rule files that could be read, as (path, text), in path order.
     pub texts: Vec<(PathBuf, String)>,
     /// Files refused or unreadable, and a missing directory.
@@ -198,6 +200,7 @@ pub fn read_file(path: &Path, limits: &Limits) -> (Result<String, Diagnostic>, u
 pub fn read_dir(dir: &Path, limits: &Limits) -> ReadDir {
     let mut out = ReadDir {
         dir: dir.to_path_buf(),
+        files: Vec::new(),
         texts: Vec::new(),
         diagnostics: Vec::new(),
         unusable: false,
@@ -230,6 +233,7 @@ pub fn read_dir(dir: &Path, limits: &Limits) -> ReadDir {
     out.diagnostics.extend(refused);
     // Read on every core (a grown pack is a hundred files), hashed in order.
     let read_all: Vec<_> = files.par_iter().map(|p| read_file(p, limits)).collect();
+    out.files.clone_from(&files);
     for (path, (text, read)) in files.into_iter().zip(read_all) {
         out.bytes_read += read;
         let name = path.strip_prefix(dir).unwrap_or(&path);

@@ -380,19 +380,54 @@ pub async fn reload_now(state: &AppState, trigger: Trigger) -> crate::reload::Re
                 took_ms: 0.0,
                 bytes_read: 0,
                 diagnostics: Vec::new(),
+                pending_removal: None,
             };
         }
     };
+    record_reload(state, &report).await;
+    report
+}
+
+/// Re-checks a pending removal of rule files on a blocking thread once its settle window has
+/// passed, and records the result; `None` when nothing was pending any more.
+pub async fn settle_now(state: &AppState) -> Option<crate::reload::ReloadReport> {
+    let rules = state.rules.clone();
+    match tokio::task::spawn_blocking(move || rules.settle()).await {
+        Ok(Some(report)) => {
+            record_reload(state, &report).await;
+            Some(report)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            tracing::error!(error = %e, "reload task failed");
+            None
+        }
+    }
+}
+
+async fn record_reload(state: &AppState, report: &crate::reload::ReloadReport) {
     state.metrics.rules_read(report.bytes_read);
-    // The same files as last time: said and counted already.
-    if !report.unchanged {
-        log_reload(&report);
-        state.metrics.reload(&report);
+    if let Some(pending) = &report.pending_removal {
+        // Not a reload yet: logged, not counted.
+        let files: Vec<String> = pending
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        tracing::info!(
+            trigger = ?report.trigger,
+            files = %files.join(", "),
+            applies_in_ms = pending.applies_in_ms,
+            "rule files removed; applying once the directory is quiet (putting them back cancels it)"
+        );
+    } else if !report.unchanged {
+        // The same files as last time: said and counted already.
+        log_reload(report);
+        state.metrics.reload(report);
     }
     if report.changed {
         replay_corpus(state).await;
     }
-    report
 }
 
 /// Replays the corpus (when the service has one) with the rules serving now, so the page can

@@ -890,6 +890,9 @@ mod tests {
         );
         // Entries, file names and values are never transliterated.
         assert_eq!(n.normalize("bilet"), "bilet");
-        assert!(!n.normalize_mapped("поставь reminder на завтра").read_within(0, 60));
+        assert!(
+            !n.normalize_mapped("поставь reminder на завтра")
+                .read_within(0, 60)
+        );
     }
 }

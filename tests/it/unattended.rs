@@ -147,6 +147,28 @@ impl Server {
         }
     }
 
+    /// `turnout_rules_read_bytes_total` once it has stood still for three debounce periods
+    /// (a burst split by a debouncer tick comes within one).
+    fn settled_reads(&self) -> f64 {
+        let quiet = Duration::from_millis(450);
+        let started = Instant::now();
+        let mut last = self.metric("turnout_rules_read_bytes_total");
+        let mut since = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = self.metric("turnout_rules_read_bytes_total");
+            if now != last {
+                (last, since) = (now, Instant::now());
+            } else if since.elapsed() >= quiet {
+                return now;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the rules are still being read"
+            );
+        }
+    }
+
     pub(super) fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
@@ -168,27 +190,58 @@ pub(super) fn rules_dir(action: &str) -> tempfile::TempDir {
 fn an_idle_service_reads_no_rule_file_and_reports_a_broken_one_once() {
     // Before: its own reads woke the watcher, ~12 reloads a second, and a broken file was
     // logged and counted as a failure on every one of them.
+    //
+    // One write can reach the watcher as two bursts: the debouncer expires each event of a path
+    // on its own, so the create and the close of the write fall into separate bursts when a
+    // tick lands between their expiries. Each burst reads the directory once; the second finds
+    // the same bytes (an unchanged read: not compiled, logged or counted). The watcher cannot
+    // skip it without reading: a slow writer's last bytes arrive exactly that way. So one more
+    // read of the whole directory as written may follow the failure, within a debounce period
+    // of the close, and then nothing at all.
+    const BROKEN: &str = "guards: [\n";
     let dir = rules_dir("alpha");
+    let whole = (rules("alpha").len() + BROKEN.len()) as f64;
     let s = start(dir.path(), &["--model", "none"]);
-    std::thread::sleep(Duration::from_millis(700));
-    let read = s.metric("turnout_rules_read_bytes_total");
+    let read = s.settled_reads();
     assert!(read > 0.0, "the start-up load is counted");
-    std::fs::write(dir.path().join("broken.yaml"), "guards: [\n").expect("write");
-    let started = Instant::now();
+    // Written, and held open until the failure is counted: the close of the write then comes
+    // as a burst of its own, as it does now and then on a busy machine (what once made this
+    // test fail). Its read must happen (a slow writer's last bytes arrive that way) and must
+    // find the same bytes.
+    let mut file = std::fs::File::create(dir.path().join("broken.yaml")).expect("create");
+    file.write_all(BROKEN.as_bytes()).expect("write");
+    let written = Instant::now();
     while s.metric("turnout_reloads_total{result=\"failure\"}") < 1.0 {
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            written.elapsed() < Duration::from_secs(5),
             "the broken file was not seen"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let after_failure = s.metric("turnout_rules_read_bytes_total");
-    std::thread::sleep(Duration::from_secs(10));
-    assert_eq!(
-        s.metric("turnout_rules_read_bytes_total"),
-        after_failure,
-        "an idle service read its rule files again"
+    drop(file);
+    let settled = s.settled_reads();
+    let reads = (settled - read) / whole;
+    assert!(
+        (reads - 2.0).abs() < f64::EPSILON,
+        "after the write: {} bytes, not 2 reads (the create's, the close's) of the {whole} written",
+        settled - read
     );
+    assert!(
+        written.elapsed() < Duration::from_secs(3),
+        "still reading {:?} after the write",
+        written.elapsed()
+    );
+    // Settled, an idle service reads nothing.
+    let idle = Instant::now();
+    while idle.elapsed() < Duration::from_secs(10) {
+        assert_eq!(
+            s.metric("turnout_rules_read_bytes_total"),
+            settled,
+            "an idle service read its rule files again after {:?}",
+            idle.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
     assert_eq!(s.metric("turnout_reloads_total{result=\"failure\"}"), 1.0);
     assert_eq!(s.metric("turnout_last_reload_successful"), 0.0);
     let log = s.stderr.lock().expect("log").clone();
@@ -785,4 +838,290 @@ fn rule_files_in_subfolders_are_loaded() {
     assert!(vetoed, "{d}");
     let files = s.status()["files"].to_string();
     assert!(files.contains("music"), "{files}");
+}
+
+/// A rules directory split the way the shipped one is, one file per kind; `ping price` shows
+/// several of them at work (the pre-rule's call, the guard's veto, the search verdict).
+const SPLIT: [(&str, &str); 9] = [
+    (
+        "tools.yaml",
+        "tools:\n  - id: switch\n    description: skills\n    chip: switching\n    arguments: {type: object, properties: {skill: {enum: [coach, none]}}}\n  - {id: search, description: web search, chip: searching}\n  - {id: alpha, description: first, chip: alpha}\n  - {id: beta, description: second, chip: beta, available_when: {integration: helper}}\n",
+    ),
+    (
+        "skills.yaml",
+        "skills:\n  - {id: coach, description: coaching, badge: Coach, auto: true}\n",
+    ),
+    (
+        "words.yaml",
+        "word_lists:\n  - {id: pings, description: test trigger, words: [ping]}\n  - {id: prices, description: prices, words: [price]}\n",
+    ),
+    (
+        "pre_rules.yaml",
+        "pre_rules:\n  - id: ping-rule\n    description: routes pings\n    when: {mentions: pings}\n    then: {calls: [{tool: alpha}]}\n",
+    ),
+    (
+        "guards.yaml",
+        "guards:\n  - id: no-alpha\n    description: vetoes alpha\n    tools: [alpha]\n    drop_when: {mentions: pings}\n",
+    ),
+    (
+        "search.yaml",
+        "search:\n  tool: search\n  rules: [{id: price-rule, description: prices, when: {mentions: prices}}]\n",
+    ),
+    (
+        "router.yaml",
+        "router: {skill_tool: switch, skill_argument: skill, leave_skill_value: none}\n",
+    ),
+    (
+        "matching.yaml",
+        "matching: {description: folds, folds: {ё: е}}\n",
+    ),
+    (
+        "integrations.yaml",
+        "integrations:\n  - {id: helper, description: a connected helper, tools: [beta]}\n",
+    ),
+];
+
+fn split_dir(skip: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in SPLIT.iter().filter(|(n, _)| Some(*n) != skip) {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    dir
+}
+
+/// Whether `ping price` was vetoed by the guard of `guards.yaml`.
+fn guard_vetoed(d: &Value) -> bool {
+    d["trace"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|s| s["rule"] == "no-alpha"))
+}
+
+#[test]
+fn a_rule_file_deleted_and_put_back_never_serves_the_rules_without_it() {
+    // Before: `rm guards.yaml; sleep 0.4; write it back` (git checkout, sync tools, scripted
+    // deploys) served the directory without the file for ~410 ms: ~200 decisions with no
+    // guards. The same for every other file whose removal leaves valid rules; the others were
+    // logged and counted as a refused reload. The default --delete-settle-ms (1,000) is the
+    // point: it must outlast what tools do.
+    let dir = split_dir(None);
+    let s = start(dir.path(), &["--model", "none"]);
+    let full = s.status()["version"]
+        .as_str()
+        .expect("a version")
+        .to_owned();
+    let first = s.route("ping price");
+    assert!(
+        guard_vetoed(&first) && first["web_search"] == true,
+        "{first}"
+    );
+    let successes = s.metric("turnout_reloads_total{result=\"success\"}");
+
+    // A client sending decisions the whole time, bounded in count and time.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let client = {
+        let (addr, stop) = (s.addr.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let body = json!({"messages": [{"role": "user", "content": "ping price"}]});
+            let body = body.to_string();
+            let started = Instant::now();
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && seen.len() < 200_000
+                && started.elapsed() < Duration::from_secs(120)
+            {
+                let (status, d) = http(
+                    &addr,
+                    "POST",
+                    "/v1/route",
+                    &[("content-type", "application/json")],
+                    body.as_bytes(),
+                );
+                assert_eq!(status, 200, "{d}");
+                let d: Value = serde_json::from_str(&d).expect("a decision");
+                let version = d["rules_version"].as_str().unwrap_or_default().to_owned();
+                seen.push((Instant::now(), version, guard_vetoed(&d)));
+            }
+            seen
+        })
+    };
+
+    // For each file: the version the directory without it has, and when it was away.
+    let mut away = Vec::new();
+    let removals = SPLIT
+        .iter()
+        .map(|(name, _)| (*name, false))
+        .chain([("guards.yaml", true)]);
+    for (name, rename) in removals {
+        let without = split_dir(Some(name));
+        let lacking = turnout::compile::read_dir(without.path(), &Default::default()).version();
+        let path = dir.path().join(name);
+        let text = std::fs::read(&path).expect("read");
+        let aside = dir.path().join(format!("{name}.orig"));
+        let refused_before = s
+            .stderr
+            .lock()
+            .expect("log")
+            .matches("rules refused")
+            .count();
+        let gone = Instant::now();
+        if rename {
+            std::fs::rename(&path, &aside).expect("mv away");
+        } else {
+            std::fs::remove_file(&path).expect("rm");
+        }
+        // The operator's timing (a tool's rm + rewrite), not a wait for the service.
+        let mut pending_seen = false;
+        while gone.elapsed() < Duration::from_millis(400) {
+            pending_seen |= s.status()["pending_removal"]["files"]
+                .to_string()
+                .contains(name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if rename {
+            std::fs::rename(&aside, &path).expect("mv back");
+        } else {
+            std::fs::write(&path, &text).expect("write back");
+        }
+        let back = Instant::now();
+        // Settled: nothing pending, the same version serving.
+        loop {
+            let st = s.status();
+            if st["pending_removal"].is_null() && st["version"] == full.as_str() {
+                break;
+            }
+            assert!(back.elapsed() < Duration::from_secs(5), "{st}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let refused = s
+            .stderr
+            .lock()
+            .expect("log")
+            .matches("rules refused")
+            .count();
+        let settled = Instant::now();
+        away.push((
+            name,
+            rename,
+            lacking,
+            gone,
+            settled,
+            pending_seen,
+            refused - refused_before,
+        ));
+    }
+    // A little load after the last put-back, so a late swap would be caught too.
+    let end = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = client.join().expect("the client");
+
+    let mut failures = Vec::new();
+    for (name, rename, lacking, gone, settled, pending_seen, refused) in &away {
+        let during: Vec<_> = seen
+            .iter()
+            .filter(|(at, ..)| at >= gone && at <= settled)
+            .collect();
+        let without = during.iter().filter(|(_, v, _)| v == lacking).count();
+        let how = if *rename {
+            "mv away and back"
+        } else {
+            "rm + rewrite"
+        };
+        eprintln!(
+            "{name} ({how}): {} decisions from its removal until settled, {without} from the rules without it, {refused} refusals logged, pending shown: {pending_seen}",
+            during.len()
+        );
+        assert!(during.len() >= 10, "{name}: too little load to tell");
+        if without > 0 || *refused > 0 {
+            failures.push(format!(
+                "{name} ({how}): {without} decisions lacked it, {refused} refusals"
+            ));
+        }
+    }
+    let other: Vec<_> = seen.iter().filter(|(_, v, _)| *v != full).collect();
+    let unguarded = seen.iter().filter(|(.., vetoed)| !vetoed).count();
+    assert!(
+        failures.is_empty() && other.is_empty() && unguarded == 0,
+        "{failures:?}; {} of {} decisions from another version, {unguarded} without the guard",
+        other.len(),
+        seen.len()
+    );
+    assert_eq!(
+        s.metric("turnout_reloads_total{result=\"success\"}"),
+        successes,
+        "a reload was applied"
+    );
+    assert_eq!(s.metric("turnout_reloads_total{result=\"failure\"}"), 0.0);
+}
+
+#[test]
+fn a_rule_file_deleted_for_good_is_applied_once_the_directory_is_quiet() {
+    // With the default --delete-settle-ms (1,000).
+    let dir = split_dir(None);
+    let s = start(dir.path(), &["--model", "none"]);
+    let full = s.status()["version"]
+        .as_str()
+        .expect("a version")
+        .to_owned();
+    assert!(s.status()["pending_removal"].is_null());
+    let guards = dir.path().join("guards.yaml");
+    std::fs::remove_file(&guards).expect("rm");
+    let gone = Instant::now();
+
+    // Pending meanwhile: shown in the status and the last report; the guard still serves.
+    let st = loop {
+        let st = s.status();
+        if !st["pending_removal"].is_null() {
+            break st;
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(3),
+            "never pending: {st}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let pending = &st["pending_removal"];
+    assert_eq!(pending["files"], json!([guards]), "{st}");
+    assert!(pending["applies_in_ms"].as_u64() <= Some(1000), "{st}");
+    assert_eq!(
+        st["last_reload"]["pending_removal"]["files"],
+        json!([guards]),
+        "{st}"
+    );
+    assert_eq!(st["last_reload"]["changed"], false, "{st}");
+    assert_eq!(st["version"], full.as_str(), "{st}");
+    assert!(guard_vetoed(&s.route("ping price")));
+
+    // Applied once the directory has been quiet for the window.
+    let applied = loop {
+        let st = s.status();
+        if st["version"] != full.as_str() {
+            break gone.elapsed();
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(5),
+            "never applied: {st}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!("a removal for good applied {applied:?} after the rm");
+    assert!(applied >= Duration::from_millis(1000), "{applied:?}");
+    let st = s.status();
+    assert!(st["pending_removal"].is_null(), "{st}");
+    assert_eq!(st["last_reload"]["trigger"], "settle", "{st}");
+    assert_eq!(st["last_reload"]["changed"], true, "{st}");
+    assert!(!st["files"].to_string().contains("guards.yaml"), "{st}");
+    assert!(!guard_vetoed(&s.route("ping price")));
+    assert_eq!(s.metric("turnout_reloads_total{result=\"success\"}"), 2.0);
+
+    // An explicit reload is the operator's ask: it applies at once.
+    std::fs::remove_file(dir.path().join("search.yaml")).expect("rm");
+    let (status, report) = http(&s.addr, "POST", "/v1/rules/reload", &[], b"");
+    let report: Value = serde_json::from_str(&report).expect("a report");
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["changed"], true, "{report}");
+    assert!(report["pending_removal"].is_null(), "{report}");
+    assert_eq!(s.route("ping price")["web_search"], false);
 }
