@@ -271,8 +271,8 @@ impl Ctx<'_> {
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
-        let name = norm.normalize(text::base_name(self.open_file()?));
-        text::find_phrase(self.text, &norm.name_stems(&name))
+        let name = norm.normalize(&text::name_words(text::base_name(self.open_file()?)));
+        text::find_name(self.text, &norm.name_stems(&name))
     }
 
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {

@@ -181,6 +181,45 @@ pub fn base_name(name: &str) -> &str {
     }
 }
 
+/// A file's base name as the words a person would say: split at separators (`-`, `_`,
+/// spaces), where letters meet digits (`План2025` → `План 2025`) and where a lower-case letter
+/// meets a capital (`ПланПродаж` → `План Продаж`). Case is kept; normalise after.
+pub fn name_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in name.chars() {
+        if is_separator(c) {
+            if !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            previous = None;
+            continue;
+        }
+        if let Some(p) = previous {
+            let boundary = (p.is_alphabetic() && c.is_numeric())
+                || (p.is_numeric() && c.is_alphabetic())
+                || (p.is_lowercase() && c.is_uppercase());
+            if boundary {
+                out.push(' ');
+            }
+        }
+        out.push(c);
+        previous = Some(c);
+    }
+    out.trim_end().to_owned()
+}
+
+/// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message:
+/// `_` in the message separates words as it does in names («в план_2025» names `План_2025`).
+pub fn find_name(text: &str, stems: &str) -> Option<(usize, usize)> {
+    if text.contains('_') {
+        // One byte for one: offsets in the copy are offsets in `text`.
+        find_phrase(&text.replace('_', " "), stems)
+    } else {
+        find_phrase(text, stems)
+    }
+}
+
 /// Longest regex source accepted from a rule file.
 pub const MAX_PATTERN_LEN: usize = 1_000;
 /// Compiled size limit for one rule regex.
@@ -223,6 +262,34 @@ fn regex_message(e: &regex::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_splits_where_a_person_hears_words() {
+        assert_eq!(name_words("План_2025"), "План 2025");
+        assert_eq!(name_words("ПланПродаж2025-v2"), "План Продаж 2025 v 2");
+        assert_eq!(name_words("budget  final"), "budget final");
+        assert_eq!(name_words("CV"), "CV");
+    }
+
+    #[test]
+    fn an_underscore_in_the_message_separates_words_of_a_name() {
+        let n = Normalizer::with_options(
+            [],
+            NormalizerOptions {
+                name_endings: 2,
+                ..NormalizerOptions::default()
+            },
+        );
+        let stems = n.name_stems(&n.normalize(&name_words("План_2025")));
+        for message in ["в план_2025 поправь итог", "в плане 2025 поправь итог"]
+        {
+            assert!(find_name(message, &stems).is_some(), "{message}");
+        }
+        assert_eq!(find_name("в план_2025 поправь", &stems), Some((3, 16)));
+        assert!(find_name("в плавании 2024", &stems).is_none());
+    }
+
     #[test]
     fn the_tabled_alphanumeric_test_is_the_standard_one() {
         // Every code point below and well past the table's end, and the word character that is
