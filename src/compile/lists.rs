@@ -110,6 +110,7 @@ impl Compiler<'_> {
                 look_alikes,
                 name_endings: m.file_name_endings,
                 transliterate,
+                word_endings: m.word_endings.clone(),
             },
         )
     }
@@ -190,9 +191,10 @@ impl Compiler<'_> {
                 k.split_whitespace()
                     .next()
                     .unwrap_or("")
-                    .trim_end_matches('$')
+                    .trim_end_matches(['$', '*'])
             })
             .collect();
+        let forms = normalizer.endings().is_some();
         // Each entry's first index, and the entries by first stem: duplicate and redundancy
         // checks by lookup, linear in the list's length.
         let mut first_of: HashMap<&str, usize> = HashMap::new();
@@ -225,7 +227,11 @@ impl Compiler<'_> {
             // An entry another one already covers (a shorter stem, fewer words) adds nothing.
             // Only entries whose first stem starts this one can: look those up by each prefix
             // of this entry's first word, instead of comparing every pair.
-            let first_word = keys[j].split_whitespace().next().unwrap_or("");
+            let first_word = keys[j]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(['$', '*']);
             let mut candidates: Vec<usize> = first_word
                 .char_indices()
                 .map(|(at, c)| &first_word[..at + c.len_utf8()])
@@ -237,8 +243,8 @@ impl Compiler<'_> {
             let covering = candidates.into_iter().find(|&k| {
                 k != j
                     && keys[k] != keys[j]
-                    && WordMatcher::covers(&keys[k], &keys[j])
-                    && (k < j || !WordMatcher::covers(&keys[j], &keys[k]))
+                    && WordMatcher::covers(&keys[k], &keys[j], forms)
+                    && (k < j || !WordMatcher::covers(&keys[j], &keys[k], forms))
             });
             if let Some(k) = covering {
                 let d = Diagnostic::warning(

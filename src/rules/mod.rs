@@ -106,6 +106,12 @@ pub struct Matching {
     /// script (`gmail`) stays as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transliterate: Option<TransliterateTable>,
+    /// The endings the language allows after a stem. When given, a `words` entry matches its
+    /// word in its forms — the stem and one of these endings, or none — and not every word
+    /// that starts with it (`товар` matches «товара», «товарами», not «товаровед»). End a word
+    /// with `*` for any word that starts with it, with `$` for the word itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub word_endings: Option<Vec<String>>,
 }
 
 /// `matching.transliterate`: how words of another script read.

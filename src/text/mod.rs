@@ -124,6 +124,43 @@ fn is_separator(c: char) -> bool {
     c.is_whitespace() || matches!(c, '-' | '‐' | '‑' | '–' | '—' | '_')
 }
 
+/// The endings a language allows after a word's stem (`matching.word_endings`): with them, an
+/// entry `товар` matches «товар», «товара», «товарами» — the word in its forms — and not
+/// «товаровед». Normalised like the entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Endings {
+    set: std::collections::HashSet<String>,
+    longest: usize,
+}
+
+impl Endings {
+    /// The endings, each normalised by `norm` (an empty one is implied).
+    pub fn new<'a>(endings: impl IntoIterator<Item = &'a str>, norm: &Normalizer) -> Self {
+        let set: std::collections::HashSet<String> = endings
+            .into_iter()
+            .map(|e| norm.normalize(e.trim()))
+            .filter(|e| !e.is_empty())
+            .collect();
+        let longest = set.iter().map(String::len).max().unwrap_or(0);
+        Self { set, longest }
+    }
+
+    /// Whether `rest` (what follows a stem up to the end of its word) is an allowed ending.
+    pub fn allows(&self, rest: &str) -> bool {
+        rest.is_empty() || (rest.len() <= self.longest && self.set.contains(rest))
+    }
+
+    /// How many endings there are.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// Whether there are none (then a stem's word must be the stem itself).
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
 /// A match in normalised text: which entry, and its byte span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
@@ -156,6 +193,9 @@ pub enum EntryError {
     /// A `$` that is not at the end of a word.
     #[error("'$' may only end a word")]
     MisplacedDollar,
+    /// A `*` that does not end a word.
+    #[error("'*' may only end a word")]
+    MisplacedStar,
     /// A `…` that does not stand between two words.
     #[error("'…' may only stand between two words")]
     MisplacedGap,

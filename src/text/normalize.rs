@@ -41,6 +41,9 @@ pub struct NormalizerOptions {
     /// Words typed in another script, read through a table (a message's words only, never a
     /// list's entries).
     pub transliterate: Option<Transliteration>,
+    /// The endings the language allows after a stem (`matching.word_endings`): when given, an
+    /// entry's word matches the stem in its forms, not every word that starts with it.
+    pub word_endings: Option<Vec<String>>,
 }
 
 /// Reading words typed in another script: in a message whose letters are mostly those the
@@ -292,6 +295,7 @@ pub struct Normalizer {
     entries: Box<[u32; TABLE_LEN]>,
     options: NormalizerOptions,
     translit: Option<Box<Translit>>,
+    endings: Option<std::sync::Arc<super::Endings>>,
 }
 
 impl Default for Normalizer {
@@ -367,12 +371,23 @@ impl Normalizer {
             .transliterate
             .as_ref()
             .map(|t| Box::new(Translit::new(t)));
-        Self {
+        let mut n = Self {
             folds,
             entries,
             options,
             translit,
+            endings: None,
+        };
+        if let Some(endings) = &n.options.word_endings {
+            let endings = super::Endings::new(endings.iter().map(String::as_str), &n);
+            n.endings = Some(std::sync::Arc::new(endings));
         }
+        n
+    }
+
+    /// The endings a stem's word may have (`None`: a stem matches every word it starts).
+    pub fn endings(&self) -> Option<&super::Endings> {
+        self.endings.as_deref()
     }
 
     /// The normalised text of a list's entry, a file name or a value: everything but the
@@ -763,6 +778,7 @@ mod tests {
                 look_alikes: vec![('o', '\u{3BF}'), ('a', '\u{3B1}'), ('p', '\u{3C1}')],
                 name_endings: 0,
                 transliterate: None,
+                word_endings: None,
             },
         )
     }

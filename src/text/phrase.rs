@@ -1,5 +1,7 @@
 //! One `words` entry: a phrase of stems, each matched at a word start, with `$` for a whole
-//! word and `…` for a gap of a few other words between two of them.
+//! word, `*` for any word that starts with the stem, and `…` for a gap of a few other words
+//! between two of them. When the language declares its endings, a stem without a mark matches
+//! the word in its forms: the stem and one allowed ending.
 
 pub(super) use super::word_len;
 use super::{EntryError, is_separator, is_word};
@@ -16,6 +18,9 @@ pub(super) struct Word {
     pub gap_before: usize,
     /// Whether this word may be matched with one letter wrong, missing or extra.
     pub fuzzy: bool,
+    /// The word must be the stem and one of the language's endings (an unmarked stem when
+    /// the language declares them); otherwise any word that starts with the stem.
+    pub forms: bool,
     /// Whether the stem ends with a word character (then the rest of the word is skipped).
     pub ends_in_word: bool,
     /// Whether the stem starts with a word character (then it is found only at a word start).
@@ -33,12 +38,34 @@ pub(super) struct Phrase {
 pub(super) struct Words<'a> {
     pub text: &'a str,
     spans: &'a [(u32, u32)],
+    endings: Option<&'a super::Endings>,
 }
 
 impl<'a> Words<'a> {
     /// `spans` must be the words of `text`, in order ([`super::word_spans`]).
     pub fn new(text: &'a str, spans: &'a [(u32, u32)]) -> Self {
-        Self { text, spans }
+        Self {
+            text,
+            spans,
+            endings: None,
+        }
+    }
+
+    /// The same words, matched with the language's endings.
+    pub fn with_endings(mut self, endings: Option<&'a super::Endings>) -> Self {
+        self.endings = endings;
+        self
+    }
+
+    /// Whether `rest`, what follows word `w`'s stem to the end of its word, lets it match.
+    pub fn ending_fits(&self, w: &Word, rest: &str) -> bool {
+        if rest.is_empty() || !w.ends_in_word {
+            return true;
+        }
+        if w.whole {
+            return false;
+        }
+        !w.forms || self.endings.is_some_and(|e| e.allows(rest))
     }
 
     /// How many bytes of word characters follow `pos`: the rest of the word `pos` is in.
@@ -58,11 +85,13 @@ impl<'a> Words<'a> {
 }
 
 /// Parses an entry (already normalised). `gap` is how many words a `…` allows; `fuzzy_from`
-/// the length in characters from which a stem tolerates one typo (`None`: never).
+/// the length in characters from which a stem tolerates one typo (`None`: never); `forms`
+/// whether an unmarked stem matches the word in its forms (the language declares endings).
 pub(super) fn parse_phrase(
     entry: &str,
     gap: usize,
     fuzzy_from: Option<usize>,
+    forms: bool,
 ) -> Result<Phrase, EntryError> {
     let mut words: Vec<Word> = Vec::new();
     let mut pending_gap = 0;
@@ -74,12 +103,16 @@ pub(super) fn parse_phrase(
             pending_gap = gap;
             continue;
         }
-        let (stem, whole) = match raw.strip_suffix('$') {
-            Some(s) => (s, true),
-            None => (raw, false),
+        let (stem, whole, starts) = match (raw.strip_suffix('$'), raw.strip_suffix('*')) {
+            (Some(s), _) => (s, true, false),
+            (None, Some(s)) => (s, false, true),
+            (None, None) => (raw, false, false),
         };
         if stem.is_empty() || stem.contains('$') {
             return Err(EntryError::MisplacedDollar);
+        }
+        if stem.contains('*') {
+            return Err(EntryError::MisplacedStar);
         }
         let letters = stem.chars().filter(|&c| is_word(c)).count();
         words.push(Word {
@@ -87,6 +120,7 @@ pub(super) fn parse_phrase(
             whole,
             gap_before: std::mem::take(&mut pending_gap),
             fuzzy: fuzzy_from.is_some_and(|k| letters >= k),
+            forms: forms && !whole && !starts,
             ends_in_word: stem.chars().next_back().is_some_and(is_word),
             starts_in_word: stem.chars().next().is_some_and(is_word),
         });
@@ -110,6 +144,7 @@ pub(super) fn parse_phrase_literal(entry: &str) -> Option<Phrase> {
             whole: false,
             gap_before: 0,
             fuzzy: false,
+            forms: false,
             ends_in_word: w.chars().next_back().is_some_and(is_word),
             starts_in_word: w.chars().next().is_some_and(is_word),
         })
@@ -137,6 +172,10 @@ pub(super) fn covers(a: &Phrase, b: &Phrase) -> bool {
         };
         if x.whole {
             return rest.is_empty() && y.whole;
+        }
+        // A word in its forms covers only the same stem, in its forms or whole.
+        if x.forms {
+            return rest.is_empty() && (y.forms || y.whole);
         }
         // Past a word that is not the phrase's last, the matcher only skips the rest of a
         // word (letters, digits), then a separator.
@@ -188,7 +227,7 @@ pub(super) fn match_rest(
     let mut pos = start + len;
     // The words that start after `pos`, and the rest of the one `pos` is in.
     let (after, rest_of_word) = words.around(pos);
-    if w.whole && w.ends_in_word && rest_of_word > 0 {
+    if !words.ending_fits(w, words.text.get(pos..pos + rest_of_word)?) {
         return None;
     }
     if w.ends_in_word {
@@ -305,7 +344,7 @@ mod tests {
     use super::*;
 
     fn find(entry: &str, text: &str) -> Option<(usize, usize)> {
-        let p = parse_phrase(entry, 2, Some(5)).ok()?;
+        let p = parse_phrase(entry, 2, Some(5), false).ok()?;
         let first = &p.words[0].stem;
         let spans = crate::text::word_spans(text);
         let words = Words::new(text, &spans);
@@ -332,11 +371,11 @@ mod tests {
     #[test]
     fn a_gap_must_stand_between_words() {
         assert_eq!(
-            parse_phrase("… cost", 2, None).err(),
+            parse_phrase("… cost", 2, None, false).err(),
             Some(EntryError::MisplacedGap)
         );
         assert_eq!(
-            parse_phrase("cost ...", 2, None).err(),
+            parse_phrase("cost ...", 2, None, false).err(),
             Some(EntryError::MisplacedGap)
         );
     }

@@ -80,6 +80,8 @@ pub struct Scanner {
     /// Patterns that start with `^`: tried once, at the start.
     at_start: Vec<u32>,
     negations: Vec<Option<(u32, usize)>>,
+    /// The language's endings, when it declares them.
+    endings: Option<std::sync::Arc<super::Endings>>,
     lists: usize,
     error: Option<String>,
 }
@@ -154,9 +156,11 @@ impl Scanner {
             unanchored: Vec::new(),
             at_start: Vec::new(),
             negations: Vec::new(),
+            endings: norm.endings().cloned().map(std::sync::Arc::new),
             lists: lists.len(),
             error: None,
         };
+        let forms = s.endings.is_some();
         let mut word_firsts: HashMap<String, usize> = HashMap::new();
         let mut fuzzy_firsts: HashMap<String, usize> = HashMap::new();
         let mut any_firsts: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -171,6 +175,7 @@ impl Scanner {
                         &norm.normalize(entry.trim()),
                         options.gap,
                         options.typos_from,
+                        forms,
                     )
                 };
                 spec.words.iter().map(|e| parse(e).ok()).collect()
@@ -297,7 +302,7 @@ impl Scanner {
     /// Calls `f` with every match of every entry in `text` (normalised by the same
     /// [`Normalizer`]), in no particular order; negation is not applied.
     pub(super) fn each_hit(&self, text: &str, words: &[(u32, u32)], mut f: impl FnMut(ListHit)) {
-        let spans = phrase::Words::new(text, words);
+        let spans = phrase::Words::new(text, words).with_endings(self.endings.as_deref());
         let mut emit = |who: Target, start: usize, end: usize, typo: bool| {
             let (list, entry) = match who {
                 Target::Phrase(pid) => self.owner[pid as usize],
@@ -385,8 +390,9 @@ impl Scanner {
                             };
                             let p = &self.phrases[pid as usize];
                             let w = &p.words[0];
-                            if w.whole && w.ends_in_word && rest > 0 {
-                                // A whole word, and this one goes on.
+                            if rest > 0 && !spans.ending_fits(w, &text[end..end + rest]) {
+                                // A whole word, or a word in its forms, and this one goes on
+                                // past what they allow.
                             } else if p.words.len() == 1 {
                                 // One word, the common case: only its end is left to check.
                                 let end = if w.ends_in_word { end + rest } else { end };
@@ -565,6 +571,77 @@ mod tests {
             })
             .collect();
         Scanner::new(&specs, &Normalizer::default())
+    }
+
+    /// A scanner whose language declares `endings`, over lists of words only.
+    fn with_endings(endings: &[&str], lists: &[(Vec<String>, ListOptions)]) -> Scanner {
+        let norm = Normalizer::with_options(
+            [],
+            super::super::NormalizerOptions {
+                word_endings: Some(words(endings)),
+                ..super::super::NormalizerOptions::default()
+            },
+        );
+        let specs: Vec<ListSpec<'_>> = lists
+            .iter()
+            .map(|(w, o)| ListSpec {
+                words: w,
+                patterns: &[],
+                options: o,
+            })
+            .collect();
+        Scanner::new(&specs, &norm)
+    }
+
+    #[test]
+    fn with_endings_a_stem_matches_its_word_in_its_forms_only() {
+        let typos = ListOptions {
+            gap: 2,
+            typos_from: Some(5),
+            negated_by: None,
+        };
+        let s = with_endings(
+            &["s", "es", "ed", "ing"],
+            &[
+                (words(&["book", "mark*", "call$"]), ListOptions::default()),
+                (words(&["price … list"]), typos.clone()),
+                (words(&["dollar"]), typos),
+            ],
+        );
+        let found = |text: &str, list: usize| -> Option<String> {
+            s.scan(text)
+                .get(list)
+                .map(|h| text[h.start..h.end].to_owned())
+        };
+        // The word in its forms.
+        for (text, word) in [
+            ("a book", "book"),
+            ("two books", "books"),
+            ("booked it", "booked"),
+        ] {
+            assert_eq!(found(text, 0).as_deref(), Some(word), "{text}");
+        }
+        // Not a longer, unrelated word.
+        assert_eq!(found("ask the bookkeeper", 0), None);
+        assert_eq!(found("a booklet", 0), None);
+        // `*` still starts a word; `$` is the word itself.
+        assert_eq!(found("the marketing plan", 0).as_deref(), Some("marketing"));
+        assert_eq!(found("calls", 0), None);
+        // Every word of a phrase, and a typo, keep the rule.
+        assert_eq!(
+            found("prices of the lists", 1).as_deref(),
+            Some("prices of the lists")
+        );
+        assert_eq!(found("priceless lists", 1), None);
+        assert_eq!(found("the dolar rate", 2).as_deref(), Some("dolar"));
+        assert_eq!(found("dolars", 2).as_deref(), Some("dolars"));
+        assert_eq!(found("dollarization", 2), None);
+    }
+
+    #[test]
+    fn without_endings_a_stem_starts_a_word_as_before() {
+        let s = scanner(&[(words(&["book"]), ListOptions::default())]);
+        assert!(s.scan("ask the bookkeeper").get(0).is_some());
     }
 
     #[test]

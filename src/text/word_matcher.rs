@@ -56,7 +56,7 @@ impl WordMatcher {
 
     /// Parses one `words` entry; used by the compiler to report bad entries with their place.
     pub fn check_word(entry: &str) -> Result<(), super::EntryError> {
-        parse_phrase(entry, super::DEFAULT_GAP, None).map(|_| ())
+        parse_phrase(entry, super::DEFAULT_GAP, None, false).map(|_| ())
     }
 
     /// Compiles one `patterns` entry with the size limits for untrusted regexes.
@@ -64,11 +64,12 @@ impl WordMatcher {
         super::compile_pattern(pattern)
     }
 
-    /// Whether the `words` entry `general` matches wherever `specific` does (both normalised).
-    pub fn covers(general: &str, specific: &str) -> bool {
+    /// Whether the `words` entry `general` matches wherever `specific` does (both normalised);
+    /// `forms`: unmarked stems match their word in its forms (the language declares endings).
+    pub fn covers(general: &str, specific: &str, forms: bool) -> bool {
         match (
-            parse_phrase(general, super::DEFAULT_GAP, None),
-            parse_phrase(specific, super::DEFAULT_GAP, None),
+            parse_phrase(general, super::DEFAULT_GAP, None, forms),
+            parse_phrase(specific, super::DEFAULT_GAP, None, forms),
         ) {
             (Ok(a), Ok(b)) => phrase::covers(&a, &b),
             _ => false,
