@@ -230,13 +230,13 @@ impl Request {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RequestError {
     /// `messages` is empty.
-    #[error("messages: at least one message is required")]
+    #[error("at least one message is required")]
     NoMessages,
     /// The last message is not the user's.
-    #[error("messages: the last message must have role 'user'")]
+    #[error("the last message must have role 'user'")]
     LastNotUser,
     /// The user's message is blank.
-    #[error("messages: the user's message is empty")]
+    #[error("the user's message is empty")]
     EmptyMessage,
 }
 
