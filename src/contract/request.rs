@@ -290,7 +290,8 @@ pub fn parse_json<T: DeserializeOwned + JsonSchema>(body: &str) -> Result<T, Par
 fn explain<T: DeserializeOwned + JsonSchema>(body: &str) -> Result<T, ParseError> {
     let de = &mut serde_json::Deserializer::from_str(body);
     let parsed: T = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path: Vec<Segment> = e.path().iter().map(Segment::from).collect();
+        // An unknown step (where serde_json fails before a key is read) names nothing.
+        let path: Vec<Segment> = e.path().iter().filter_map(Segment::from_step).collect();
         describe_error::<T>(body, path, e.into_inner())
     })?;
     // One document per body: anything after it but whitespace (a second object, a NUL
@@ -309,13 +310,13 @@ enum Segment {
     Index(usize),
 }
 
-impl From<&serde_path_to_error::Segment> for Segment {
-    fn from(s: &serde_path_to_error::Segment) -> Self {
+impl Segment {
+    fn from_step(s: &serde_path_to_error::Segment) -> Option<Self> {
         match s {
-            serde_path_to_error::Segment::Seq { index } => Segment::Index(*index),
-            serde_path_to_error::Segment::Map { key } => Segment::Key(key.clone()),
-            serde_path_to_error::Segment::Enum { variant } => Segment::Key(variant.clone()),
-            serde_path_to_error::Segment::Unknown => Segment::Key("?".to_owned()),
+            serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
+            serde_path_to_error::Segment::Enum { variant } => Some(Segment::Key(variant.clone())),
+            serde_path_to_error::Segment::Unknown => None,
         }
     }
 }
@@ -715,6 +716,8 @@ mod tests {
 
     #[test]
     fn broken_json_keeps_the_parsers_position() {
+        let e = error_of("{");
+        assert_eq!(e.field, "body");
         let e = error_of(r#"{"messages": [}"#);
         assert!(e.message.contains("line 1 column"), "{}", e.message);
         let e = error_of(r#"{"messages":[{"role":"user","content":"hi"}]} {}"#);

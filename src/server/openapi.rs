@@ -204,10 +204,12 @@ fn build(max_message_chars: usize, token: bool) -> Value {
     } else {
         json!([])
     };
+    // Examples a fuzzer sends first, so that both POSTs are seen deciding (no domain words: the
+    // rule pack's ids are its own).
     let example_request = json!({"messages": [
-        {"role": "assistant", "content": "Сколько лет ребёнку?"},
-        {"role": "user", "content": "3 годика"}
-    ], "skill": "health"});
+        {"role": "assistant", "content": "How can I help?"},
+        {"role": "user", "content": "hello"}
+    ]});
     let json_body = |reference: &str, example: Value| {
         json!({"required": true, "content": {"application/json": {
             "schema": {"$ref": reference},
@@ -251,8 +253,8 @@ fn build(max_message_chars: usize, token: bool) -> Value {
                 "summary": "Decide one message with an optional scripted router answer (the playground)",
                 "operationId": "try",
                 "requestBody": json_body("#/components/schemas/TryRequest", json!({
-                    "request": {"messages": [{"role": "user", "content": "где купить запчасти на запорожец"}]},
-                    "model": {"calls": [{"tool": "product_search", "arguments": {"query": "запчасти на запорожец"}}]},
+                    "request": {"messages": [{"role": "user", "content": "hello"}]},
+                    "model": {"calls": []},
                 })),
                 "responses": decide_answers(
                     ok_json("the decision", Some("#/components/schemas/TryAnswer")),
