@@ -112,6 +112,10 @@ fn build(max_message_chars: usize, token: bool) -> Value {
     {
         content["maxLength"] = json!(max_message_chars);
     }
+    // Every error body has all three keys (`field` is null when no field is at fault).
+    if let Some(detail) = components.get_mut("ErrorDetail") {
+        detail["required"] = json!(["code", "field", "message"]);
+    }
     if let Some(messages) = components
         .get_mut("Request")
         .and_then(|m| m.pointer_mut("/properties/messages"))
@@ -333,6 +337,10 @@ mod tests {
         assert_eq!(s["Message"]["additionalProperties"], false);
         assert_eq!(s["Message"]["properties"]["content"]["maxLength"], 16_000);
         assert_eq!(s["TryRequest"]["additionalProperties"], false);
+        assert_eq!(
+            s["ErrorDetail"]["required"],
+            json!(["code", "field", "message"])
+        );
         assert_eq!(
             doc["paths"]["/v1/route"]["post"]["security"],
             json!([{"bearer": []}])
