@@ -346,7 +346,7 @@ impl Router<'_> {
             None => engine::decide_without_model(self.rs, &req),
             Some(m) => self.rt.block_on(engine::decide(self.rs, &req, Some(m))),
         }
-        .map_err(|e| format!("the request is not valid: {e}"))?;
+        .map_err(|e| format!("the request is not valid: {}: {e}", e.field()))?;
         serde_json::to_writer(out, &decision).map_err(|e| e.to_string())
     }
 }

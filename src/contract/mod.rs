@@ -11,5 +11,5 @@ pub use decision::{Call, Decision, ModelCall, Outcome, Stage, TraceStep};
 pub use model_spec::{ModelSpec, SpecError};
 pub use request::{
     Attachment, GenerationMode, Message, OpenFile, ParseError, RecentCall, Request, RequestError,
-    Role, Ui,
+    Role, Ui, parse_json,
 };

@@ -61,11 +61,22 @@ pub fn parse_error(name: &str) -> Result<ModelError, String> {
         }),
         "connection_refused" => Ok(ModelError::Connection("connection refused".into())),
         "rate_limited" => Ok(ModelError::RateLimited),
+        // Three digits, 100 to 599 (the schema's `http_[1-5][0-9][0-9]`): `http_+500` or
+        // `http_0042` is a typo, not a status.
         other => other
             .strip_prefix("http_")
+            .filter(|code| code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|code| code.parse::<u16>().ok())
+            .filter(|code| (100..600).contains(code))
             .map(ModelError::Http)
-            .ok_or_else(|| format!("unknown scripted model error '{other}'")),
+            .ok_or_else(|| {
+                format!(
+                    "unknown scripted model error {}; expected timeout, garbage, invalid_json, \
+                     bad_arguments_json, connection_refused, rate_limited or http_NNN",
+                    serde_json::to_string(&*crate::contract::request::cut(other))
+                        .unwrap_or_default()
+                )
+            }),
     }
 }
 

@@ -36,23 +36,29 @@ pub struct Case {
 
 /// A scripted router answer: either calls or an error.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
+#[schemars(rename = "ModelScript")]
 pub struct ModelScript {
     /// The calls the model returns, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<ScriptedCall>,
-    /// A failure instead of an answer: `timeout`, `garbage`, `connection_refused`,
-    /// `rate_limited`, or `http_NNN` (e.g. `http_500`).
+    /// A failure instead of an answer: `timeout`, `garbage`, `invalid_json`,
+    /// `bad_arguments_json`, `connection_refused`, `rate_limited`, or `http_NNN` (e.g.
+    /// `http_500`).
+    // The pattern is exactly what `model::scripted::parse_error` takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(
-        pattern = r"^(timeout|garbage|connection_refused|rate_limited|http_[1-5][0-9][0-9])$"
+        pattern = r"^(timeout|garbage|invalid_json|bad_arguments_json|connection_refused|rate_limited|http_[1-5][0-9][0-9])$"
     ))]
     pub error: Option<String>,
 }
 
+crate::contract::request::objects_only!(ModelScript, ScriptedCall);
+
 /// A call in a scripted answer.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
+#[schemars(rename = "ScriptedCall")]
 pub struct ScriptedCall {
     /// The tool the model calls.
     pub tool: String,

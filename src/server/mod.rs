@@ -194,7 +194,7 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         // The page itself loads without the token; it asks for one when the API wants it.
         .route("/", get(playground::page))
-        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
+        .route("/openapi.json", get(openapi_document))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .merge(protected)
@@ -355,6 +355,12 @@ async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response
         return resp;
     }
     decide_and_answer(&state, &req, None, "", |d| Json(d).into_response()).await
+}
+
+/// `/openapi.json`: this service's own description (its message limit, and the token only
+/// where one is set).
+async fn openapi_document(State(state): State<Arc<AppState>>) -> Response {
+    Json(openapi::document_with(&state.config)).into_response()
 }
 
 async fn rules_status(State(state): State<Arc<AppState>>) -> Response {

@@ -10,16 +10,14 @@ use axum::Json;
 use axum::extract::{Request as HttpRequest, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{AppState, bad_request, error};
 use crate::compile::RuleSet;
-use crate::contract::{Decision, GenerationMode, Request};
+use crate::contract::{Decision, GenerationMode};
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::replay::{self, Line};
-use crate::rules::testcase::ModelScript;
 
 /// The page, built into the binary.
 const PAGE: &str = include_str!("../../assets/playground.html");
@@ -67,14 +65,6 @@ fn not_ready() -> Response {
     super::not_ready()
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Try {
-    request: Value,
-    #[serde(default)]
-    model: Option<ModelScript>,
-}
-
 /// One message with its context and, optionally, a scripted router answer: the decision. The
 /// body goes through the same checks, limits and metrics as `/v1/route`.
 pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response {
@@ -86,30 +76,11 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
         Ok(t) => t,
         Err(resp) => return resp,
     };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let parsed: Try = match serde_path_to_error::deserialize(&mut de) {
+    let parsed = match super::openapi::TryRequest::from_json(text) {
         Ok(t) => t,
-        Err(e) => {
-            let path = e.path().to_string();
-            let field = if path == "." { "body".to_owned() } else { path };
-            return bad_request(
-                &state,
-                "invalid_request",
-                &field,
-                &e.into_inner().to_string(),
-            );
-        }
+        Err(e) => return bad_request(&state, "invalid_request", &e.field, &e.message),
     };
-    if let Err(e) = de.end() {
-        return bad_request(&state, "invalid_request", "body", &e.to_string());
-    }
-    let req = match Request::from_json(&parsed.request.to_string()) {
-        Ok(r) => r,
-        Err(e) => {
-            let field = format!("request.{}", e.field);
-            return bad_request(&state, "invalid_request", &field, &e.message);
-        }
-    };
+    let req = parsed.request;
     if let Err(resp) = super::check_request(&state, &req, "request.") {
         return resp;
     }
