@@ -469,3 +469,89 @@ fn the_decision_future_can_move_between_threads() {
     let fut = engine::decide(&rs, &r, Some(&model));
     is_send(&fut);
 }
+
+/// `RULES` with a `matching` section that declares the language's endings, and `price` and
+/// `stock*` as pricing words.
+fn with_word_endings(matching: &str) -> RuleSet {
+    let yaml = RULES.replace(
+        r#"words: ["how much", "price$"]"#,
+        r#"words: ["how much", "price", "stock*"]"#,
+    ) + matching;
+    let loaded = load(&yaml);
+    assert!(
+        !loaded.diagnostics.iter().any(turnout::Diagnostic::is_error),
+        "{:?}",
+        loaded.diagnostics
+    );
+    loaded.ruleset.expect("rules compile")
+}
+
+#[test]
+fn declared_endings_make_a_stem_match_its_word_in_its_forms() {
+    let rs = with_word_endings(
+        "matching:\n  description: English endings\n  word_endings: [s, es, d, ed, ing]\n",
+    );
+    let search = |text: &str| {
+        engine::decide_without_model(&rs, &user(text))
+            .expect("routable")
+            .web_search
+    };
+    for (text, want) in [
+        ("the price of milk", true),
+        ("prices of milk", true),
+        ("we priced it", true),
+        ("a priceless view", false),
+        ("pricey but nice", false),
+        // `*` keeps starting a word.
+        ("stockholm weather", true),
+    ] {
+        assert_eq!(search(text), want, "{text}");
+    }
+    // Without the endings, the same entry starts a word, as before.
+    let plain = with_word_endings("");
+    let d = engine::decide_without_model(&plain, &user("a priceless view")).expect("routable");
+    assert!(d.web_search);
+}
+
+#[test]
+fn a_star_inside_a_word_is_refused_at_its_place() {
+    let yaml = RULES.replace(
+        r#"words: ["how much", "price$"]"#,
+        r#"words: ["how much", "pr*ice"]"#,
+    );
+    let loaded = load(&yaml);
+    assert!(loaded.ruleset.is_none());
+    let d = crate::common::diagnostic(&loaded, "bad-word");
+    assert!(d.message.contains("'*' may only end a word"), "{d}");
+    let loc = d.location.as_ref().expect("located");
+    let line = yaml.lines().nth(loc.line - 1).expect("line exists");
+    assert!(line.contains("pr*ice"), "{line:?}");
+}
+
+#[test]
+fn a_message_typed_in_another_script_reaches_the_lists_through_the_table() {
+    // Greek stands in for any second script: the engine knows none.
+    let yaml = RULES.replace(r#"words: ["how much", "price$"]"#, r#"words: ["πρικε"]"#)
+        + "matching:\n  description: Greek typed in Latin letters\n  transliterate:\n    table: {p: π, r: ρ, i: ι, k: κ, e: ε}\n";
+    let rs = load(&yaml).ruleset.expect("rules compile");
+    let d = engine::decide_without_model(&rs, &user("prike?")).expect("routable");
+    assert!(d.web_search, "{:?}", d.trace);
+    let step = d
+        .trace
+        .iter()
+        .find(|t| t.stage == Stage::Search)
+        .expect("a search step");
+    assert!(
+        step.why.contains("read from another script"),
+        "{}",
+        step.why
+    );
+    assert!(
+        step.why.contains("at 0..5"),
+        "the span is in the message as written: {}",
+        step.why
+    );
+    // Mostly in the lists' script: the Latin word stays Latin.
+    let d = engine::decide_without_model(&rs, &user("πόσο κοστίζει prike")).expect("routable");
+    assert!(!d.web_search, "{:?}", d.trace);
+}
