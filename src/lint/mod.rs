@@ -8,13 +8,15 @@
 //! 3. The directory's test cases (`DIR/tests/*.yaml`), run through the real pipeline; each
 //!    failing case is a `test-failed` error at the case.
 //! 4. Coverage ([`coverage`]): which rules and word-list entries no case exercised, and
-//!    `min-coverage` when the figure is below the requested minimum.
+//!    `min-coverage` when the figure is below the requested minimum; and, with declared word
+//!    endings, the entries the cases show narrowed to nothing (`narrowed-entry`, [`forms`]).
 //!
 //! Findings are [`Diagnostic`]s, printed by [`crate::report`] like every other finding.
 
 mod checks;
 pub mod coverage;
 mod embedded;
+mod forms;
 mod logic;
 mod shadow;
 
@@ -145,6 +147,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
 
     let files = testing::test_files(dir);
     let (cases, mut test_findings) = testing::load_cases(&rs, &files);
+    test_findings.extend(forms::narrowed(&rs, &cases));
     let mut coverage = Coverage::new(&rs);
     let results = coverage::run_cases(&rs, &cases, &mut coverage).await;
     let failed: Vec<&CaseResult> = results.iter().filter(|r| !r.passed()).collect();

@@ -108,7 +108,7 @@ pub struct Matching {
     pub transliterate: Option<TransliterateTable>,
     /// The endings the language allows after a stem. When given, a `words` entry matches its
     /// word in its forms — the stem and one of these endings, or none — and not every word
-    /// that starts with it (`товар` matches «товара», «товарами», not «товаровед»). End a word
+    /// that starts with it (`book` matches "books", "booked", not "bookkeeper"). End a word
     /// with `*` for any word that starts with it, with `$` for the word itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub word_endings: Option<Vec<String>>,
@@ -118,9 +118,9 @@ pub struct Matching {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransliterateTable {
-    /// Sequences of the other script and what each reads as, e.g. `{shch: щ, sh: ш, s: с}`;
+    /// Sequences of the other script and what each reads as, e.g. `{ps: ψ, p: π, s: σ}`;
     /// the longest sequence that fits is read first. A sequence ending in `$` is read only at
-    /// the end of a word (`ai$: ай`).
+    /// the end of a word (`s$: ς`).
     #[schemars(length(min = 1))]
     pub table: std::collections::BTreeMap<String, String>,
     /// Words that stay as written (brand names, English words people type in Latin letters):

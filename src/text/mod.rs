@@ -13,13 +13,15 @@ mod pattern;
 mod phrase;
 mod scan;
 mod stems;
+mod translit;
 mod word_matcher;
 
 use normalize::TABLE_LEN;
-pub use normalize::{Normalized, Normalizer, NormalizerOptions, Transliteration};
+pub use normalize::{Normalized, Normalizer, NormalizerOptions};
 pub use pattern::{ListPattern, compile_list_pattern};
 pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};
+pub use translit::Transliteration;
 pub use word_matcher::WordMatcher;
 
 use regex::{Regex, RegexBuilder};
@@ -125,8 +127,8 @@ fn is_separator(c: char) -> bool {
 }
 
 /// The endings a language allows after a word's stem (`matching.word_endings`): with them, an
-/// entry `товар` matches «товар», «товара», «товарами» — the word in its forms — and not
-/// «товаровед». Normalised like the entries.
+/// entry `book` matches "book", "books", "booked" — the word in its forms — and not
+/// "bookkeeper". Normalised like the entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endings {
     set: std::collections::HashSet<String>,
@@ -222,8 +224,8 @@ pub fn base_name(name: &str) -> &str {
 }
 
 /// A file's base name as the words a person would say: split at separators (`-`, `_`,
-/// spaces), where letters meet digits (`План2025` → `План 2025`) and where a lower-case letter
-/// meets a capital (`ПланПродаж` → `План Продаж`). Case is kept; normalise after.
+/// spaces), where letters meet digits (`Plan2025` → `Plan 2025`) and where a lower-case letter
+/// meets a capital (`SalesPlan` → `Sales Plan`). Case is kept; normalise after.
 pub fn name_words(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     let mut previous: Option<char> = None;
@@ -250,7 +252,7 @@ pub fn name_words(name: &str) -> String {
 }
 
 /// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message:
-/// `_` in the message separates words as it does in names («в план_2025» names `План_2025`).
+/// `_` in the message separates words as it does in names ("in plan_2025" names `Plan_2025`).
 pub fn find_name(text: &str, stems: &str) -> Option<(usize, usize)> {
     if text.contains('_') {
         // One byte for one: offsets in the copy are offsets in `text`.
@@ -306,8 +308,8 @@ mod tests {
 
     #[test]
     fn a_file_name_splits_where_a_person_hears_words() {
-        assert_eq!(name_words("План_2025"), "План 2025");
-        assert_eq!(name_words("ПланПродаж2025-v2"), "План Продаж 2025 v 2");
+        assert_eq!(name_words("Plan_2025"), "Plan 2025");
+        assert_eq!(name_words("SalesPlan2025-v2"), "Sales Plan 2025 v 2");
         assert_eq!(name_words("budget  final"), "budget final");
         assert_eq!(name_words("CV"), "CV");
     }
@@ -321,13 +323,12 @@ mod tests {
                 ..NormalizerOptions::default()
             },
         );
-        let stems = n.name_stems(&n.normalize(&name_words("План_2025")));
-        for message in ["в план_2025 поправь итог", "в плане 2025 поправь итог"]
-        {
+        let stems = n.name_stems(&n.normalize(&name_words("Plan_2025")));
+        for message in ["in plan_2025 fix the total", "in plans 2025 fix the total"] {
             assert!(find_name(message, &stems).is_some(), "{message}");
         }
-        assert_eq!(find_name("в план_2025 поправь", &stems), Some((3, 16)));
-        assert!(find_name("в плавании 2024", &stems).is_none());
+        assert_eq!(find_name("in plan_2025 fix", &stems), Some((3, 12)));
+        assert!(find_name("in planets 2024", &stems).is_none());
     }
 
     #[test]

@@ -1,0 +1,70 @@
+//! Entries that word-aware matching narrowed to nothing the test cases show: with
+//! `matching.word_endings`, an unmarked stem matches its word in its forms only, so a stem that
+//! was written as the start of longer words (`rewrit` for "rewrite", "rewriting")
+//! would match none of them. The cases are the evidence: a stem that some case's word starts
+//! with, and that no case's word has in its forms, is reported with the fix (`rewrit*`).
+
+use crate::compile::ruleset::RuleSet;
+use crate::diag::Diagnostic;
+use crate::testing::LoadedCase;
+
+/// A warning for each `words` entry word that the cases show narrowed to nothing.
+pub(super) fn narrowed(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<Diagnostic> {
+    let Some(endings) = rs.normalizer.endings() else {
+        return Vec::new();
+    };
+    // The words of every case's message, with the case they come from.
+    let mut words: Vec<(String, usize)> = Vec::new();
+    for (k, c) in cases.iter().enumerate() {
+        let text = rs
+            .normalizer
+            .normalize_message(c.case.request.user_message().unwrap_or_default());
+        for (s, e) in crate::text::word_spans(&text) {
+            if let Some(w) = text.get(s as usize..e as usize) {
+                words.push((w.to_owned(), k));
+            }
+        }
+    }
+    words.sort();
+    words.dedup_by(|a, b| a.0 == b.0);
+    let mut out = Vec::new();
+    for list in &rs.lists {
+        for (e, entry) in list.entries[..list.words].iter().enumerate() {
+            for written in entry.split_whitespace() {
+                if matches!(written, "…" | "...") || written.ends_with(['$', '*']) {
+                    continue;
+                }
+                let stem = rs.normalizer.normalize(written);
+                if stem.is_empty() || !stem.chars().all(crate::text::is_alphanumeric) {
+                    continue;
+                }
+                let from = words.partition_point(|(w, _)| w.as_str() < stem.as_str());
+                let starting: Vec<&(String, usize)> = words[from..]
+                    .iter()
+                    .take_while(|(w, _)| w.starts_with(stem.as_str()))
+                    .collect();
+                let fits = starting
+                    .iter()
+                    .any(|(w, _)| endings.allows(&w[stem.len()..]));
+                let Some((longer, case)) = starting.first().filter(|_| !fits) else {
+                    continue;
+                };
+                let name = &cases[*case].case.name;
+                out.push(
+                    Diagnostic::warning(
+                        "narrowed-entry",
+                        format!(
+                            "word list '{}': '{written}' matches its word in its forms only (matching.word_endings), and no test case has one of them; «{longer}» (case '{name}') starts with it and goes on past the endings",
+                            list.id
+                        ),
+                    )
+                    .at(list.entry_at.get(e).cloned())
+                    .hint(format!(
+                        "write '{written}*' if words that start with it are meant, or '{written}$' and its forms if not"
+                    )),
+                );
+            }
+        }
+    }
+    out
+}

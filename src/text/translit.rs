@@ -1,0 +1,237 @@
+//! Reading a message typed in another script (`matching.transliterate`): a table of
+//! sequences, longest first, applied to the words of a message whose letters are mostly the
+//! table's. Entries, file names and values are never read through it.
+
+use super::normalize::Normalized;
+
+/// Reading words typed in another script: in a message whose letters are mostly those the
+/// table reads, each word written wholly in them is read through the table, longest sequence
+/// first (`shch` before `sh` before `s`). A word that is a URL, an address or a file name
+/// (anything with a digit or a mark such as `@`, `.` or `/` inside) stays as it is, and so
+/// does a word in `keep`.
+#[derive(Debug, Clone, Default)]
+pub struct Transliteration {
+    /// (from, to): a sequence of the other script and what it reads as, after lower-casing.
+    pub table: Vec<(String, String)>,
+    /// Words never read through the table: a word equal to one, or starting with one of three
+    /// letters or more (brand names, the words the lists themselves write in that script).
+    pub keep: Vec<String>,
+}
+
+/// One sequence of a transliteration table: what it reads, what it reads as, and whether only
+/// at the end of a word.
+#[derive(Debug, Clone)]
+struct Sequence {
+    from: Vec<char>,
+    to: Vec<char>,
+    at_end: bool,
+}
+
+/// A [`Transliteration`] ready to apply.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Translit {
+    /// The table's sequences by their first character, longest first: (from, to, only at the
+    /// end of a word).
+    by_first: std::collections::HashMap<char, Vec<Sequence>>,
+    /// Every character of the table's sequences: the letters a transliterable word is made of.
+    alphabet: std::collections::HashSet<char>,
+    keep: std::collections::HashSet<String>,
+    keep_prefixes: Vec<String>,
+}
+
+impl Translit {
+    pub(super) fn new(t: &Transliteration) -> Self {
+        let mut by_first: std::collections::HashMap<char, Vec<Sequence>> =
+            std::collections::HashMap::new();
+        let mut alphabet = std::collections::HashSet::new();
+        for (from, to) in &t.table {
+            let lower = from.to_lowercase();
+            // `ai$`: only at the end of a word.
+            let (from, at_end) = match lower.strip_suffix('$') {
+                Some(f) if !f.is_empty() => (f, true),
+                _ => (lower.as_str(), false),
+            };
+            let from: Vec<char> = from.chars().collect();
+            let Some(&first) = from.first() else {
+                continue;
+            };
+            alphabet.extend(from.iter().copied());
+            by_first.entry(first).or_default().push(Sequence {
+                from,
+                to: to.to_lowercase().chars().collect(),
+                at_end,
+            });
+        }
+        for seqs in by_first.values_mut() {
+            seqs.sort_by(|a, b| {
+                b.from
+                    .len()
+                    .cmp(&a.from.len())
+                    .then_with(|| a.from.cmp(&b.from))
+                    .then_with(|| b.at_end.cmp(&a.at_end))
+            });
+        }
+        let keep: std::collections::HashSet<String> =
+            t.keep.iter().map(|k| k.to_lowercase()).collect();
+        let mut keep_prefixes: Vec<String> = keep
+            .iter()
+            .filter(|k| k.chars().count() >= 3)
+            .cloned()
+            .collect();
+        keep_prefixes.sort();
+        Self {
+            by_first,
+            alphabet,
+            keep,
+            keep_prefixes,
+        }
+    }
+
+    /// Whether most letters of `text` are the table's.
+    pub(super) fn applies(&self, text: &str) -> bool {
+        // Most messages have no letter of the table's script at all (checked bytewise for
+        // an ASCII table, the common case).
+        if self.alphabet.iter().all(char::is_ascii)
+            && !text.bytes().any(|b| b.is_ascii_alphabetic())
+        {
+            return false;
+        }
+        let (mut ours, mut others) = (0usize, 0usize);
+        for c in text.chars().filter(|c| c.is_alphabetic()) {
+            if self.alphabet.contains(&c) {
+                ours += 1;
+            } else {
+                others += 1;
+            }
+        }
+        ours > others
+    }
+
+    fn kept(&self, word: &[char]) -> bool {
+        let word: String = word.iter().collect();
+        self.keep.contains(&word)
+            || self
+                .keep_prefixes
+                .iter()
+                .any(|k| word.starts_with(k.as_str()))
+    }
+
+    /// `n` with its transliterable words read through the table.
+    pub(super) fn apply(&self, n: Normalized) -> Normalized {
+        let chars: Vec<char> = n.text.chars().collect();
+        let origin_of = |k: usize| -> u32 {
+            n.origin
+                .as_ref()
+                .and_then(|o| o.get(k).copied())
+                .unwrap_or_else(|| u32::try_from(k).unwrap_or(u32::MAX))
+        };
+        let mut out: Vec<char> = Vec::with_capacity(chars.len() + 8);
+        let mut origin: Vec<u32> = Vec::with_capacity(chars.len() + 9);
+        // For each character of `n.text` copied unchanged, where it went.
+        let mut moved: Vec<Option<usize>> = vec![None; chars.len()];
+        let mut read: Vec<(usize, usize)> = Vec::new();
+        let mut k = 0;
+        while k < chars.len() {
+            if chars[k].is_whitespace() {
+                moved[k] = Some(out.len());
+                out.push(chars[k]);
+                origin.push(origin_of(k));
+                k += 1;
+                continue;
+            }
+            let end = (k..chars.len())
+                .find(|&j| chars[j].is_whitespace())
+                .unwrap_or(chars.len());
+            let core_start = (k..end).find(|&j| super::is_alphanumeric(chars[j]));
+            let core_end = (k..end).rev().find(|&j| super::is_alphanumeric(chars[j]));
+            let core = match (core_start, core_end) {
+                (Some(a), Some(b)) => Some((a, b + 1)),
+                _ => None,
+            };
+            let readable = core.filter(|&(a, b)| {
+                chars[a..b].iter().all(|c| self.alphabet.contains(c)) && !self.kept(&chars[a..b])
+            });
+            let mut j = k;
+            while j < end {
+                match readable {
+                    Some((a, b)) if j >= a && j < b => {
+                        let start = out.len();
+                        let mut p = a;
+                        while p < b {
+                            let hit = self.by_first.get(&chars[p]).and_then(|seqs| {
+                                seqs.iter().find(|q| {
+                                    chars[p..b].starts_with(&q.from)
+                                        && (!q.at_end || p + q.from.len() == b)
+                                })
+                            });
+                            match hit {
+                                Some(q) => {
+                                    for &c in &q.to {
+                                        out.push(c);
+                                        origin.push(origin_of(p));
+                                    }
+                                    p += q.from.len();
+                                }
+                                None => {
+                                    out.push(chars[p]);
+                                    origin.push(origin_of(p));
+                                    p += 1;
+                                }
+                            }
+                        }
+                        read.push((start, out.len()));
+                        j = b;
+                    }
+                    _ => {
+                        moved[j] = Some(out.len());
+                        out.push(chars[j]);
+                        origin.push(origin_of(j));
+                        j += 1;
+                    }
+                }
+            }
+            k = end;
+        }
+        if read.is_empty() {
+            return n;
+        }
+        let total = n
+            .origin
+            .as_ref()
+            .and_then(|o| o.last().copied())
+            .unwrap_or_else(|| u32::try_from(chars.len()).unwrap_or(u32::MAX));
+        origin.push(total);
+        let text: String = out.iter().collect();
+        // Char indices of `out` to byte offsets.
+        let mut bytes_at = Vec::with_capacity(out.len() + 1);
+        let mut at = 0;
+        for c in &out {
+            bytes_at.push(at);
+            at += c.len_utf8();
+        }
+        bytes_at.push(at);
+        let old_char_at: std::collections::HashMap<usize, usize> = n
+            .text
+            .char_indices()
+            .enumerate()
+            .map(|(i, (b, _))| (b, i))
+            .collect();
+        let folded = n
+            .folded
+            .iter()
+            .filter_map(|b| moved.get(*old_char_at.get(b)?).copied().flatten())
+            .map(|i| bytes_at[i])
+            .collect();
+        let read = read
+            .into_iter()
+            .map(|(a, b)| (bytes_at[a], bytes_at[b]))
+            .collect();
+        Normalized {
+            words: super::word_spans(&text),
+            text,
+            origin: Some(origin),
+            folded,
+            read,
+        }
+    }
+}
