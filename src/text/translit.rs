@@ -27,6 +27,46 @@ struct Sequence {
     at_end: bool,
 }
 
+/// The characters of a table's sequences: a lookup table for ASCII, a sorted list for the rest.
+#[derive(Debug, Clone)]
+struct Alphabet {
+    ascii: [bool; 128],
+    other: Vec<char>,
+}
+
+impl Default for Alphabet {
+    fn default() -> Self {
+        Self {
+            ascii: [false; 128],
+            other: Vec::new(),
+        }
+    }
+}
+
+impl Alphabet {
+    fn insert(&mut self, c: char) {
+        match self.ascii.get_mut(c as usize) {
+            Some(slot) => *slot = true,
+            None => {
+                if let Err(at) = self.other.binary_search(&c) {
+                    self.other.insert(at, c);
+                }
+            }
+        }
+    }
+
+    fn contains(&self, c: &char) -> bool {
+        match self.ascii.get(*c as usize) {
+            Some(&yes) => yes,
+            None => self.other.binary_search(c).is_ok(),
+        }
+    }
+
+    fn has_byte(&self, b: u8) -> bool {
+        self.ascii.get(usize::from(b)).copied().unwrap_or(false)
+    }
+}
+
 /// A [`Transliteration`] ready to apply.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Translit {
@@ -34,7 +74,7 @@ pub(super) struct Translit {
     /// end of a word).
     by_first: std::collections::HashMap<char, Vec<Sequence>>,
     /// Every character of the table's sequences: the letters a transliterable word is made of.
-    alphabet: std::collections::HashSet<char>,
+    alphabet: Alphabet,
     keep: std::collections::HashSet<String>,
     keep_prefixes: Vec<String>,
 }
@@ -43,7 +83,7 @@ impl Translit {
     pub(super) fn new(t: &Transliteration) -> Self {
         let mut by_first: std::collections::HashMap<char, Vec<Sequence>> =
             std::collections::HashMap::new();
-        let mut alphabet = std::collections::HashSet::new();
+        let mut alphabet = Alphabet::default();
         for (from, to) in &t.table {
             let lower = from.to_lowercase();
             // `ai$`: only at the end of a word.
@@ -55,7 +95,9 @@ impl Translit {
             let Some(&first) = from.first() else {
                 continue;
             };
-            alphabet.extend(from.iter().copied());
+            for &c in &from {
+                alphabet.insert(c);
+            }
             by_first.entry(first).or_default().push(Sequence {
                 from,
                 to: to.to_lowercase().chars().collect(),
@@ -91,16 +133,14 @@ impl Translit {
     pub(super) fn applies(&self, text: &str) -> bool {
         // Most messages have no letter of the table's script at all (checked bytewise for
         // an ASCII table, the common case).
-        if self.alphabet.iter().all(char::is_ascii)
-            && !text.bytes().any(|b| b.is_ascii_alphabetic())
-        {
+        if self.alphabet.other.is_empty() && !text.bytes().any(|b| self.alphabet.has_byte(b)) {
             return false;
         }
         let (mut ours, mut others) = (0usize, 0usize);
-        for c in text.chars().filter(|c| c.is_alphabetic()) {
+        for c in text.chars() {
             if self.alphabet.contains(&c) {
                 ours += 1;
-            } else {
+            } else if super::is_alphanumeric(c) && !c.is_ascii_digit() {
                 others += 1;
             }
         }
