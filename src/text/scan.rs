@@ -562,6 +562,10 @@ mod tests {
 
     /// Lists of words only: (words, options).
     fn scanner(lists: &[(Vec<String>, ListOptions)]) -> Scanner {
+        scanner_with(&Normalizer::default(), lists)
+    }
+
+    fn scanner_with(norm: &Normalizer, lists: &[(Vec<String>, ListOptions)]) -> Scanner {
         let specs: Vec<ListSpec<'_>> = lists
             .iter()
             .map(|(w, o)| ListSpec {
@@ -570,7 +574,7 @@ mod tests {
                 options: o,
             })
             .collect();
-        Scanner::new(&specs, &Normalizer::default())
+        Scanner::new(&specs, norm)
     }
 
     /// A scanner whose language declares `endings`, over lists of words only.
@@ -582,15 +586,7 @@ mod tests {
                 ..super::super::NormalizerOptions::default()
             },
         );
-        let specs: Vec<ListSpec<'_>> = lists
-            .iter()
-            .map(|(w, o)| ListSpec {
-                words: w,
-                patterns: &[],
-                options: o,
-            })
-            .collect();
-        Scanner::new(&specs, &norm)
+        scanner_with(&norm, lists)
     }
 
     #[test]

@@ -133,6 +133,13 @@ pub fn http(
     // The server may answer (413, 401, 415) and close before it has read the body: the
     // answer is what counts.
     let _ = s.write_all(body);
+    let (status, _, body) = read_answer(&mut s);
+    (status, body)
+}
+
+/// Reads an HTTP/1.1 answer to the end of the connection: (status, head, body); status 0 when
+/// nothing came.
+pub fn read_answer(s: &mut std::net::TcpStream) -> (u16, String, String) {
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
@@ -141,9 +148,6 @@ pub fn http(
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    (status, body)
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, head.to_owned(), body.to_owned())
 }

@@ -3,7 +3,7 @@
 //! limits, and a shutdown with half-sent sockets. Each test names what broke before it was
 //! fixed. The floods run one at a time (they measure the server's memory).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -22,6 +22,23 @@ const FLOOD_RSS_KIB: u64 = 128 * 1024;
 /// Room for a flood's sockets in this process (the default soft limit is often 1,024).
 fn room_for_sockets() {
     let _ = rlimit::increase_nofile_limit(u64::MAX);
+}
+
+/// A service with the rules of `rules_dir("alpha")` and the token `s3cret`.
+fn with_token() -> (tempfile::TempDir, Server) {
+    let dir = rules_dir("alpha");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret\n").expect("write");
+    let s = start(
+        dir.path(),
+        &[
+            "--model",
+            "none",
+            "--token-file",
+            token.to_str().expect("utf-8"),
+        ],
+    );
+    (dir, s)
 }
 
 /// `GET /healthz` on a fresh connection, timed.
@@ -131,18 +148,7 @@ fn unfinished_uploads_without_the_token_take_no_memory() {
     // pushed the process to 339 MB.
     let _one = FLOODS.lock().unwrap_or_else(|p| p.into_inner());
     room_for_sockets();
-    let dir = rules_dir("alpha");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "s3cret\n").expect("write");
-    let s = start(
-        dir.path(),
-        &[
-            "--model",
-            "none",
-            "--token-file",
-            token.to_str().expect("utf-8"),
-        ],
-    );
+    let (_dir, s) = with_token();
     let (head, body) = unfinished_upload(None);
     survives(&s, "300 unauthenticated uploads", || {
         flood(&s.addr, 300, &head, &body)
@@ -190,16 +196,7 @@ fn raw(addr: &str, request: &[u8]) -> (u16, String, String) {
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     let _ = s.write_all(request);
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (status, head.to_owned(), body.to_owned())
+    super::common::read_answer(&mut s)
 }
 
 /// The error code of a JSON error body; the test fails on any other body.
@@ -292,18 +289,7 @@ fn every_refusal_has_the_json_error_body() {
 fn the_declared_length_and_the_token_are_checked_before_the_body_is_read() {
     // Before: `Content-Length: 10000000000` waited for the body timeout (408) instead of 413,
     // and `100 Continue` was sent to a client without the token.
-    let dir = rules_dir("alpha");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "s3cret\n").expect("write");
-    let s = start(
-        dir.path(),
-        &[
-            "--model",
-            "none",
-            "--token-file",
-            token.to_str().expect("utf-8"),
-        ],
-    );
+    let (_dir, s) = with_token();
     let started = Instant::now();
     let (status, head, body) = raw(
         &s.addr,
