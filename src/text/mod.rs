@@ -195,6 +195,9 @@ pub enum EntryError {
     /// A `$` that is not at the end of a word.
     #[error("'$' may only end a word")]
     MisplacedDollar,
+    /// An `&` that does not stand between every two words, or too many words for it.
+    #[error("'&' stands between every two words of an entry, of two or three words")]
+    MisplacedAnyOrder,
     /// A `*` that does not end a word.
     #[error("'*' may only end a word")]
     MisplacedStar,

@@ -8,6 +8,10 @@ use super::{EntryError, is_separator, is_word};
 
 /// The token that allows other words between two words of an entry (`...` is read the same).
 pub const GAP: &str = "…";
+/// The token that lets the words of an entry stand in any order (with a gap between them).
+pub const ANY_ORDER: &str = "&";
+/// Most words an `&` entry may have (their orders are all compiled: 3 words are 6 phrases).
+pub const MAX_ANY_ORDER_WORDS: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Word {
@@ -132,6 +136,111 @@ pub(super) fn parse_phrase(
         return Err(EntryError::Empty);
     }
     Ok(Phrase { words })
+}
+
+/// An entry and the phrases it stands for. `курс & доллар` is both orders with a gap between
+/// («доллар какой курс», «курс у доллара»); in a typo-tolerant list (`fuzzy_from`), a phrase of
+/// two words of four letters or more also stands for them glued («сколькостоит») and split one
+/// letter off («скольк остоит», «сколькос тоит»).
+pub(super) fn parse_variants(
+    entry: &str,
+    gap: usize,
+    fuzzy_from: Option<usize>,
+    forms: bool,
+) -> Result<Vec<Phrase>, EntryError> {
+    let parts: Vec<&str> = entry.split_whitespace().collect();
+    if parts.contains(&ANY_ORDER) {
+        let words: Vec<&str> = parts.iter().copied().filter(|w| *w != ANY_ORDER).collect();
+        let shape_ok = parts.len() == 2 * words.len() - 1
+            && parts.iter().skip(1).step_by(2).all(|w| *w == ANY_ORDER);
+        if words.len() < 2 || words.len() > MAX_ANY_ORDER_WORDS || !shape_ok {
+            return Err(EntryError::MisplacedAnyOrder);
+        }
+        let mut out = Vec::new();
+        for order in permutations(words.len()) {
+            let text: Vec<&str> = order.iter().map(|&k| words[k]).collect();
+            out.push(parse_phrase(
+                &text.join(" … "),
+                gap.max(1),
+                fuzzy_from,
+                forms,
+            )?);
+        }
+        return Ok(out);
+    }
+    let phrase = parse_phrase(entry, gap, fuzzy_from, forms)?;
+    let mut out = vec![phrase];
+    if fuzzy_from.is_some() {
+        out.extend(glued_and_split(&out[0]));
+    }
+    Ok(out)
+}
+
+/// Every order of `n` items (n ≤ 3).
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    let mut all = vec![Vec::new()];
+    for _ in 0..n {
+        all = all
+            .into_iter()
+            .flat_map(|p: Vec<usize>| {
+                (0..n)
+                    .filter(|k| !p.contains(k))
+                    .map(|k| {
+                        let mut q = p.clone();
+                        q.push(k);
+                        q
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+    }
+    all
+}
+
+/// A phrase of two words of letters, four or more each, standing next to each other: glued
+/// into one word, and split one letter too early or too late. A variant's moved boundary is
+/// its one slip, so its words take no further typo; the first part of a split is whole.
+fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
+    let [a, b] = p.words.as_slice() else {
+        return Vec::new();
+    };
+    let letters = |w: &Word| w.stem.chars().count() >= 4 && w.stem.chars().all(is_word);
+    if b.gap_before > 0 || a.whole || !letters(a) || !letters(b) {
+        return Vec::new();
+    }
+    let word = |stem: String, like: &Word, whole: bool| Word {
+        stem,
+        whole,
+        gap_before: 0,
+        fuzzy: false,
+        forms: like.forms && !whole,
+        ends_in_word: true,
+        starts_in_word: true,
+    };
+    let mut a_chars: Vec<char> = a.stem.chars().collect();
+    let mut b_chars: Vec<char> = b.stem.chars().collect();
+    let glued = Phrase {
+        words: vec![word(format!("{}{}", a.stem, b.stem), b, b.whole)],
+    };
+    let mut out = vec![glued];
+    // One letter too early: «скольк остоит».
+    if let Some(last) = a_chars.pop() {
+        let first: String = a_chars.iter().collect();
+        let second: String = std::iter::once(last).chain(b.stem.chars()).collect();
+        out.push(Phrase {
+            words: vec![word(first, a, true), word(second, b, b.whole)],
+        });
+    }
+    // One letter too late: «сколькос тоит».
+    if !b_chars.is_empty() {
+        let moved = b_chars.remove(0);
+        let first: String = a.stem.chars().chain(std::iter::once(moved)).collect();
+        let second: String = b_chars.iter().collect();
+        out.push(Phrase {
+            words: vec![word(first, a, true), word(second, b, b.whole)],
+        });
+    }
+    out
 }
 
 /// A phrase from request data: `$` and `…` have no special meaning, and every word is a stem.

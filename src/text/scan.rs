@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 
 use super::fuzzy::FuzzyStems;
 use super::pattern::{ListPattern, PatternStart};
-use super::phrase::{self, Phrase, parse_phrase};
+use super::phrase::{self, Phrase};
 use super::stems::WordStarts;
 use super::{Hit, Normalizer, each_word_start, is_word};
 
@@ -166,19 +166,22 @@ impl Scanner {
         let mut any_firsts: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut any_keys: Vec<Vec<u8>> = Vec::new();
         // Normalising and parsing the entries is most of the work, and each is on its own.
-        let parsed: Vec<Vec<Option<Phrase>>> = lists
+        // Each entry, with the variants it stands for: the orders of an `&` entry, and the
+        // glued and wrongly split readings of a two-word phrase in a typo-tolerant list.
+        let parsed: Vec<Vec<Vec<Phrase>>> = lists
             .par_iter()
             .map(|spec| {
                 let parse = |entry: &String| {
                     let options = spec.options;
-                    parse_phrase(
+                    phrase::parse_variants(
                         &norm.normalize(entry.trim()),
                         options.gap,
                         options.typos_from,
                         forms,
                     )
+                    .unwrap_or_default()
                 };
-                spec.words.iter().map(|e| parse(e).ok()).collect()
+                spec.words.iter().map(parse).collect()
             })
             .collect();
         for (l, (spec, phrases)) in lists.iter().zip(parsed).enumerate() {
@@ -188,10 +191,11 @@ impl Scanner {
                     .negated_by
                     .map(|(n, w)| (u32::try_from(n).unwrap_or(u32::MAX), w)),
             );
-            for (e, p) in phrases.into_iter().enumerate() {
-                let Some(p) = p else {
-                    continue;
-                };
+            for (e, p) in phrases
+                .into_iter()
+                .enumerate()
+                .flat_map(|(e, variants)| variants.into_iter().map(move |p| (e, p)))
+            {
                 let pid = u32::try_from(s.phrases.len()).unwrap_or(u32::MAX);
                 let first = p.words[0].stem.clone();
                 if first.chars().next().is_some_and(is_word) {
@@ -632,6 +636,68 @@ mod tests {
         assert_eq!(found("the dolar rate", 2).as_deref(), Some("dolar"));
         assert_eq!(found("dolars", 2).as_deref(), Some("dolars"));
         assert_eq!(found("dollarization", 2), None);
+    }
+
+    #[test]
+    fn an_any_order_entry_matches_its_words_either_way_with_a_gap() {
+        let s = scanner(&[(
+            words(&["rate & dollar"]),
+            ListOptions {
+                gap: 2,
+                ..ListOptions::default()
+            },
+        )]);
+        for text in [
+            "the rate of the dollar",
+            "dollar rate",
+            "dollar, what rate today",
+        ] {
+            assert!(s.scan(text).get(0).is_some(), "{text}");
+        }
+        assert!(
+            s.scan("the dollar is up, and the exchange office has a good rate")
+                .get(0)
+                .is_none()
+        );
+        assert!(parse_variants("rate & & dollar").is_err());
+        assert!(parse_variants("& rate").is_err());
+        assert!(parse_variants("a & b & c & d").is_err());
+        assert_eq!(parse_variants("a & b & c").map(|v| v.len()), Ok(6));
+    }
+
+    fn parse_variants(entry: &str) -> Result<Vec<Phrase>, super::super::EntryError> {
+        phrase::parse_variants(entry, 2, None, false)
+    }
+
+    #[test]
+    fn a_tolerant_list_reads_two_words_glued_or_split_one_letter_off() {
+        let tolerant = ListOptions {
+            gap: 2,
+            typos_from: Some(5),
+            negated_by: None,
+        };
+        let s = scanner(&[
+            (words(&["what price"]), tolerant.clone()),
+            (words(&["what price"]), ListOptions::default()),
+        ]);
+        for text in [
+            "whatprice now",
+            "wha tprice now",
+            "whatp rice now",
+            "what price now",
+        ] {
+            let hits = s.scan(text);
+            assert!(hits.get(0).is_some(), "{text}");
+            assert_eq!(
+                hits.get(1).is_some(),
+                text.starts_with("what price"),
+                "{text}"
+            );
+        }
+        // A moved boundary is the one slip: no typo on top of it, and short words keep theirs.
+        assert!(s.scan("wha tprise now").get(0).is_none());
+        let short = scanner(&[(words(&["to go"]), tolerant)]);
+        assert!(short.scan("togo").get(0).is_none());
     }
 
     #[test]

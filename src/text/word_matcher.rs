@@ -56,7 +56,7 @@ impl WordMatcher {
 
     /// Parses one `words` entry; used by the compiler to report bad entries with their place.
     pub fn check_word(entry: &str) -> Result<(), super::EntryError> {
-        parse_phrase(entry, super::DEFAULT_GAP, None, false).map(|_| ())
+        phrase::parse_variants(entry, super::DEFAULT_GAP, None, false).map(|_| ())
     }
 
     /// Compiles one `patterns` entry with the size limits for untrusted regexes.
@@ -67,6 +67,13 @@ impl WordMatcher {
     /// Whether the `words` entry `general` matches wherever `specific` does (both normalised);
     /// `forms`: unmarked stems match their word in its forms (the language declares endings).
     pub fn covers(general: &str, specific: &str, forms: bool) -> bool {
+        // An entry in any order is never called redundant, nor said to cover another.
+        if [general, specific]
+            .iter()
+            .any(|e| e.split_whitespace().any(|w| w == phrase::ANY_ORDER))
+        {
+            return false;
+        }
         match (
             parse_phrase(general, super::DEFAULT_GAP, None, forms),
             parse_phrase(specific, super::DEFAULT_GAP, None, forms),
