@@ -138,10 +138,10 @@ pub(super) fn parse_phrase(
     Ok(Phrase { words })
 }
 
-/// An entry and the phrases it stands for. `курс & доллар` is both orders with a gap between
-/// («доллар какой курс», «курс у доллара»); in a typo-tolerant list (`fuzzy_from`), a phrase of
-/// two words of four letters or more also stands for them glued («сколькостоит») and split one
-/// letter off («скольк остоит», «сколькос тоит»).
+/// An entry and the phrases it stands for. `rate & dollar` is both orders with a gap between
+/// ("dollar, what rate", "rate of the dollar"); in a typo-tolerant list (`fuzzy_from`), a phrase
+/// of two words of four letters or more also stands for them glued ("whatprice") and split one
+/// letter off ("wha tprice", "whatp rice").
 pub(super) fn parse_variants(
     entry: &str,
     gap: usize,
@@ -223,7 +223,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
         words: vec![word(format!("{}{}", a.stem, b.stem), b, b.whole)],
     };
     let mut out = vec![glued];
-    // One letter too early: «скольк остоит».
+    // One letter too early: "wha tprice".
     if let Some(last) = a_chars.pop() {
         let first: String = a_chars.iter().collect();
         let second: String = std::iter::once(last).chain(b.stem.chars()).collect();
@@ -231,7 +231,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
             words: vec![word(first, a, true), word(second, b, b.whole)],
         });
     }
-    // One letter too late: «сколькос тоит».
+    // One letter too late: "whatp rice".
     if !b_chars.is_empty() {
         let moved = b_chars.remove(0);
         let first: String = a.stem.chars().chain(std::iter::once(moved)).collect();
