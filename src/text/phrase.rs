@@ -34,6 +34,9 @@ pub(super) struct Word {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Phrase {
     pub words: Vec<Word>,
+    /// A variant of its entry that stands for one slip of typing (words glued or split one
+    /// letter off, the first letter missing or swapped with the second): its match is a typo.
+    pub slip: bool,
 }
 
 /// A normalised text with the byte span of each of its words (runs of word characters), so
@@ -135,7 +138,7 @@ pub(super) fn parse_phrase(
     if words.is_empty() {
         return Err(EntryError::Empty);
     }
-    Ok(Phrase { words })
+    Ok(Phrase { words, slip: false })
 }
 
 /// An entry and the phrases it stands for. `rate & dollar` is both orders with a gap between
@@ -170,10 +173,46 @@ pub(super) fn parse_variants(
     }
     let phrase = parse_phrase(entry, gap, fuzzy_from, forms)?;
     let mut out = vec![phrase];
-    if fuzzy_from.is_some() {
+    if let Some(k) = fuzzy_from {
         out.extend(glued_and_split(&out[0]));
+        out.extend(first_letter_slips(&out[0], k));
     }
     Ok(out)
+}
+
+/// Fewest letters of a first word whose first letter may be missing or swapped: a shorter
+/// stem without its first letter is too often another word.
+pub(super) const FIRST_LETTER_SLIP_FROM: usize = 6;
+
+/// The phrase with its first word's first letter missing («колько» for `сколько`) or swapped
+/// with the second («ксолько»), for a first word of letters of at least `k` and
+/// [`FIRST_LETTER_SLIP_FROM`] letters (the one-edit typos of a tolerant list leave the first
+/// letter alone). The slip is the phrase's one typo: its words take no other.
+fn first_letter_slips(p: &Phrase, k: usize) -> Vec<Phrase> {
+    let Some(first) = p.words.first() else {
+        return Vec::new();
+    };
+    let chars: Vec<char> = first.stem.chars().collect();
+    if first.whole
+        || chars.len() < k.max(FIRST_LETTER_SLIP_FROM)
+        || !chars.iter().all(|&c| is_word(c))
+        || chars[0] == chars[1]
+    {
+        return Vec::new();
+    }
+    let missing: String = chars[1..].iter().collect();
+    let swapped: String = [chars[1], chars[0]].iter().chain(&chars[2..]).collect();
+    [missing, swapped]
+        .into_iter()
+        .map(|stem| {
+            let mut words = p.words.clone();
+            for w in &mut words {
+                w.fuzzy = false;
+            }
+            words[0].stem = stem;
+            Phrase { words, slip: true }
+        })
+        .collect()
 }
 
 /// Every order of `n` items (n ≤ 3).
@@ -221,6 +260,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
     let mut b_chars: Vec<char> = b.stem.chars().collect();
     let glued = Phrase {
         words: vec![word(format!("{}{}", a.stem, b.stem), b, b.whole)],
+        slip: true,
     };
     let mut out = vec![glued];
     // One letter too early: "wha tprice".
@@ -229,6 +269,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
         let second: String = std::iter::once(last).chain(b.stem.chars()).collect();
         out.push(Phrase {
             words: vec![word(first, a, true), word(second, b, b.whole)],
+            slip: true,
         });
     }
     // One letter too late: "whatp rice".
@@ -238,6 +279,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
         let second: String = b_chars.iter().collect();
         out.push(Phrase {
             words: vec![word(first, a, true), word(second, b, b.whole)],
+            slip: true,
         });
     }
     out
@@ -258,7 +300,7 @@ pub(super) fn parse_phrase_literal(entry: &str) -> Option<Phrase> {
             starts_in_word: w.chars().next().is_some_and(is_word),
         })
         .collect();
-    (!words.is_empty()).then_some(Phrase { words })
+    (!words.is_empty()).then_some(Phrase { words, slip: false })
 }
 
 /// Whether the entry `general` matches wherever `specific` does (both normalised, parsed the

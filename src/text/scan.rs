@@ -341,7 +341,7 @@ impl Scanner {
                             if let Some(end) =
                                 phrase::match_rest(&spans, m.start(), p, 0, m.len(), false)
                             {
-                                emit(Target::Phrase(pid), m.start(), end, false);
+                                emit(Target::Phrase(pid), m.start(), end, p.slip);
                             }
                         }
                         Target::Pattern(k) => match candidates.iter_mut().find(|c| c.0 == k) {
@@ -400,11 +400,11 @@ impl Scanner {
                             } else if p.words.len() == 1 {
                                 // One word, the common case: only its end is left to check.
                                 let end = if w.ends_in_word { end + rest } else { end };
-                                emit(Target::Phrase(pid), i, end, false);
+                                emit(Target::Phrase(pid), i, end, p.slip);
                             } else if let Some(e) =
-                                phrase::match_rest(&spans, i, p, 0, end - i, false)
+                                phrase::match_rest(&spans, i, p, 0, end - i, p.slip)
                             {
-                                emit(Target::Phrase(pid), i, e, false);
+                                emit(Target::Phrase(pid), i, e, p.slip);
                             }
                         }
                     };
@@ -698,6 +698,31 @@ mod tests {
         assert!(s.scan("wha tprise now").get(0).is_none());
         let short = scanner(&[(words(&["to go"]), tolerant)]);
         assert!(short.scan("togo").get(0).is_none());
+    }
+
+    #[test]
+    fn a_tolerant_list_forgives_a_missing_or_swapped_first_letter_in_long_words() {
+        let tolerant = ListOptions {
+            gap: 2,
+            typos_from: Some(5),
+            negated_by: None,
+        };
+        let s = scanner(&[
+            (words(&["schedule", "price"]), tolerant),
+            (words(&["schedule"]), ListOptions::default()),
+        ]);
+        for text in ["chedule of trains", "cshedule of trains"] {
+            let hits = s.scan(text);
+            let h = hits.get(0).unwrap_or_else(|| panic!("{text}"));
+            assert!(h.typo, "{text}: read as a typo");
+            assert!(
+                hits.get(1).is_none(),
+                "{text}: only a tolerant list forgives it"
+            );
+        }
+        // Short stems keep their first letter, and the slip is the one typo.
+        assert!(s.scan("rice of bread").get(0).is_none());
+        assert!(s.scan("chedulle of trains").get(0).is_none());
     }
 
     #[test]
