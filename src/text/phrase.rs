@@ -184,8 +184,8 @@ pub(super) fn parse_variants(
 /// stem without its first letter is too often another word.
 pub(super) const FIRST_LETTER_SLIP_FROM: usize = 6;
 
-/// The phrase with its first word's first letter missing («колько» for `сколько`) or swapped
-/// with the second («ксолько»), for a first word of letters of at least `k` and
+/// The phrase with its first word's first letter missing ("rice" for `price`) or swapped
+/// with the second ("rpice"), for a first word of letters of at least `k` and
 /// [`FIRST_LETTER_SLIP_FROM`] letters (the one-edit typos of a tolerant list leave the first
 /// letter alone). The slip is the phrase's one typo: its words take no other.
 fn first_letter_slips(p: &Phrase, k: usize) -> Vec<Phrase> {
