@@ -81,11 +81,13 @@ fn flood(addr: &str, n: usize, head: &[u8], tail: &[u8]) -> Vec<TcpStream> {
 
 /// Starts `flood`, probes the server while the sockets are held and after they close, and
 /// checks the memory and the probes: under [`FLOOD_RSS_KIB`] throughout, back under 1.5× the
-/// start-up RSS within 15 s of the close, `/healthz` answering.
-fn survives(s: &Server, what: &str, make: impl FnOnce() -> Vec<TcpStream>) {
+/// start-up RSS within 15 s of the close, `/healthz` answering. Returns how many connections
+/// the flood held open.
+fn survives(s: &Server, what: &str, make: impl FnOnce() -> Vec<TcpStream>) -> usize {
     let baseline = s.rss_kib();
     let held = make();
-    assert!(held.len() > 100, "{what}: only {} connections", held.len());
+    let opened = held.len();
+    assert!(opened > 100, "{what}: only {opened} connections");
     let mut probes = Vec::new();
     let mut peak = s.rss_kib();
     for _ in 0..20 {
@@ -126,6 +128,7 @@ fn survives(s: &Server, what: &str, make: impl FnOnce() -> Vec<TcpStream>) {
         probes[probes.len() - 1] < Duration::from_secs(1),
         "{what}: {probes:?}"
     );
+    opened
 }
 
 /// The head of a 1 MiB upload, and most of its body (900 KiB).
@@ -166,12 +169,17 @@ fn unfinished_uploads_are_held_to_the_body_budget() {
     let dir = rules_dir("alpha");
     let s = start(dir.path(), &["--model", "none", "--body-timeout", "30"]);
     let (head, body) = unfinished_upload(None);
-    survives(&s, "900 unfinished uploads", || {
+    let opened = survives(&s, "900 unfinished uploads", || {
         flood(&s.addr, 900, &head, &body)
     });
-    // The budget (32 MiB) held 32 of them; the rest were told to come back.
-    let busy = s.metric("turnout_busy_total");
-    assert!(busy >= 800.0, "{busy} answered busy");
+    // The budget (32 MiB) held 32 of them; the rest were told to come back (all but the few a
+    // loaded machine may not have sent in time).
+    let busy = s.metric("turnout_busy_total") as usize;
+    let told = opened - 32;
+    assert!(
+        busy <= told && busy * 100 >= told * 98,
+        "{busy} of {opened} answered busy"
+    );
     // A request that fits is served as soon as the flood is gone.
     assert_eq!(s.route("ping")["calls"][0]["tool"], "alpha");
 }
