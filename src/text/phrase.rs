@@ -154,9 +154,12 @@ pub(super) fn parse_variants(
     let parts: Vec<&str> = entry.split_whitespace().collect();
     if parts.contains(&ANY_ORDER) {
         let words: Vec<&str> = parts.iter().copied().filter(|w| *w != ANY_ORDER).collect();
-        let shape_ok = parts.len() == 2 * words.len() - 1
+        // Words at the even places, `&` at the odd ones (checked after the count: an entry of
+        // `&` alone has no words).
+        let shape_ok = (2..=MAX_ANY_ORDER_WORDS).contains(&words.len())
+            && parts.len() == 2 * words.len() - 1
             && parts.iter().skip(1).step_by(2).all(|w| *w == ANY_ORDER);
-        if words.len() < 2 || words.len() > MAX_ANY_ORDER_WORDS || !shape_ok {
+        if !shape_ok {
             return Err(EntryError::MisplacedAnyOrder);
         }
         let mut out = Vec::new();

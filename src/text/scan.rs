@@ -661,6 +661,8 @@ mod tests {
         );
         assert!(parse_variants("rate & & dollar").is_err());
         assert!(parse_variants("& rate").is_err());
+        assert!(parse_variants("&").is_err(), "no words at all");
+        assert!(parse_variants("& &").is_err());
         assert!(parse_variants("a & b & c & d").is_err());
         assert_eq!(parse_variants("a & b & c").map(|v| v.len()), Ok(6));
     }
