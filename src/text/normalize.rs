@@ -155,9 +155,10 @@ impl Normalizer {
         n
     }
 
-    /// The endings a stem's word may have (`None`: a stem matches every word it starts).
-    pub fn endings(&self) -> Option<&super::Endings> {
-        self.endings.as_deref()
+    /// The endings a stem's word may have (`None`: a stem matches every word it starts),
+    /// shared with the scanner that matches by them.
+    pub fn endings(&self) -> Option<&std::sync::Arc<super::Endings>> {
+        self.endings.as_ref()
     }
 
     /// The normalised text of a list's entry, a file name or a value: everything but the

@@ -156,7 +156,7 @@ impl Scanner {
             unanchored: Vec::new(),
             at_start: Vec::new(),
             negations: Vec::new(),
-            endings: norm.endings().cloned().map(std::sync::Arc::new),
+            endings: norm.endings().cloned(),
             lists: lists.len(),
             error: None,
         };
