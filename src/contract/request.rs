@@ -343,7 +343,12 @@ fn field_path(path: &[Segment]) -> String {
 
 /// At most [`MAX_ECHO`] characters of `s`, with `…` when some were left off.
 pub fn cut(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(MAX_ECHO) {
+    cut_to(s, MAX_ECHO)
+}
+
+/// At most `max` characters of `s`, with `…` when some were left off.
+pub fn cut_to(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &s[..end]).into(),
         None => s.into(),
     }

@@ -37,11 +37,6 @@ impl Budget {
         }
     }
 
-    /// Its size in bytes.
-    pub fn total(&self) -> usize {
-        self.total
-    }
-
     /// Bytes held by bodies being read or decided now.
     pub fn in_use(&self) -> usize {
         self.total - self.bytes.available_permits()
@@ -102,6 +97,15 @@ fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
     resp
 }
 
+/// 413: the body is over `--body-limit`, by its declared length or as it arrived.
+fn too_large(limit: usize) -> Response {
+    refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        &format!("the body is larger than {limit} bytes"),
+    )
+}
+
 /// Checks a JSON request's content type and length, takes its share of the budget, and reads
 /// its body within the body timeout; every refusal is counted as a bad request except `busy`,
 /// which is the service's state, not the client's mistake.
@@ -133,11 +137,7 @@ pub(super) async fn read_json(state: &AppState, req: HttpRequest) -> Result<Body
     };
     if declared.is_some_and(|n| n > limit as u64) {
         state.metrics.bad_request();
-        return Err(refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            &format!("the body is larger than {limit} bytes"),
-        ));
+        return Err(too_large(limit));
     }
     // A chunked body may be as large as the limit: it takes that much.
     let share = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
@@ -158,11 +158,7 @@ pub(super) async fn read_json(state: &AppState, req: HttpRequest) -> Result<Body
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             state.metrics.bad_request();
-            return Err(refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                &format!("the body is larger than {limit} bytes"),
-            ));
+            return Err(too_large(limit));
         }
         Ok(Err(_)) => {
             state.metrics.bad_request();

@@ -25,6 +25,7 @@ use subtle::ConstantTimeEq;
 
 use crate::contract::ModelSpec;
 use crate::contract::Request;
+use crate::contract::request::cut_to;
 use crate::engine;
 use crate::model::Model;
 use crate::model::spec::BuildOptions;
@@ -158,14 +159,6 @@ pub struct AppState {
 /// never echoes a large input back.
 const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 
-/// `text` cut to at most `max` characters, with `…` where it was cut.
-pub(crate) fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => text.into(),
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-    }
-}
-
 /// A JSON error body: `{"error": {"code": …, "field": …, "message": …}}`.
 pub(crate) fn error(
     status: StatusCode,
@@ -173,8 +166,8 @@ pub(crate) fn error(
     field: Option<&str>,
     message: &str,
 ) -> Response {
-    let field = field.map(|f| cut(f, MAX_ERROR_MESSAGE_CHARS));
-    let message = cut(message, MAX_ERROR_MESSAGE_CHARS);
+    let field = field.map(|f| cut_to(f, MAX_ERROR_MESSAGE_CHARS));
+    let message = cut_to(message, MAX_ERROR_MESSAGE_CHARS);
     let body = json!({"error": {"code": code, "field": field, "message": message}});
     (status, Json(body)).into_response()
 }

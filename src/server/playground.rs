@@ -36,7 +36,7 @@ pub(super) async fn page() -> Response {
 /// What the page needs to offer choices: skills, tools, generation modes, integrations.
 pub(super) async fn catalogue(State(state): State<Arc<AppState>>) -> Response {
     let Some(rs) = state.rules.current() else {
-        return not_ready();
+        return super::not_ready();
     };
     let skills: Vec<Value> = rs
         .skills()
@@ -59,10 +59,6 @@ pub(super) async fn catalogue(State(state): State<Arc<AppState>>) -> Response {
         "integrations": rs.integrations(),
     }))
     .into_response()
-}
-
-fn not_ready() -> Response {
-    super::not_ready()
 }
 
 /// One message with its context and, optionally, a scripted router answer: the decision. The
