@@ -632,46 +632,38 @@ mod tests {
 
     #[test]
     fn a_wrong_type_in_a_nested_object_names_its_path() {
-        let e = error_of(
-            r#"{"messages":[{"role":"user","content":"hi"}],"ui":{"open_file":{"name":7}}}"#,
-        );
-        assert_eq!(e.field, "ui.open_file.name");
-        assert!(
-            e.message.starts_with("expected a string, got the number 7"),
-            "{}",
-            e.message
-        );
-        let e = error_of(r#"{"messages":[{"role":"user","content":"hi"}],"draft_shown":"yes"}"#);
-        assert_eq!(e.field, "draft_shown");
-        assert!(
-            e.message
-                .starts_with(r#"expected true or false, got the string "yes""#),
-            "{}",
-            e.message
-        );
-        let e = error_of(r#"{"messages":[["user", "hi"]]}"#);
-        assert_eq!(e.field, "messages[0]");
-        assert!(
-            e.message.starts_with("expected an object, got an array"),
-            "{}",
-            e.message
-        );
-        let e = error_of(r#"{"messages":{"role":"user"}}"#);
-        assert_eq!(e.field, "messages");
-        assert!(
-            e.message.starts_with("expected an array, got an object"),
-            "{}",
-            e.message
-        );
-        // serde's derived code would take an array of the fields in order.
-        let e = error_of(r#"[[{"role": "user", "content": "hi"}]]"#);
-        assert_eq!(e.field, "body");
-        assert!(
-            e.message
-                .starts_with("expected an object, got an array of 1 item"),
-            "{}",
-            e.message
-        );
+        for (body, field, start) in [
+            (
+                r#"{"messages":[{"role":"user","content":"hi"}],"ui":{"open_file":{"name":7}}}"#,
+                "ui.open_file.name",
+                "expected a string, got the number 7",
+            ),
+            (
+                r#"{"messages":[{"role":"user","content":"hi"}],"draft_shown":"yes"}"#,
+                "draft_shown",
+                r#"expected true or false, got the string "yes""#,
+            ),
+            (
+                r#"{"messages":[["user", "hi"]]}"#,
+                "messages[0]",
+                "expected an object, got an array",
+            ),
+            (
+                r#"{"messages":{"role":"user"}}"#,
+                "messages",
+                "expected an array, got an object",
+            ),
+            // serde's derived code would take an array of the fields in order.
+            (
+                r#"[[{"role": "user", "content": "hi"}]]"#,
+                "body",
+                "expected an object, got an array of 1 item",
+            ),
+        ] {
+            let e = error_of(body);
+            assert_eq!(e.field, field, "{body}");
+            assert!(e.message.starts_with(start), "{body}: {}", e.message);
+        }
     }
 
     #[test]

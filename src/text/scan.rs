@@ -581,6 +581,15 @@ mod tests {
         Scanner::new(&specs, norm)
     }
 
+    /// A list that tolerates typos in stems of five letters and more, with a gap of two.
+    fn tolerant() -> ListOptions {
+        ListOptions {
+            gap: 2,
+            typos_from: Some(5),
+            negated_by: None,
+        }
+    }
+
     /// A scanner whose language declares `endings`, over lists of words only.
     fn with_endings(endings: &[&str], lists: &[(Vec<String>, ListOptions)]) -> Scanner {
         let norm = Normalizer::with_options(
@@ -595,11 +604,7 @@ mod tests {
 
     #[test]
     fn with_endings_a_stem_matches_its_word_in_its_forms_only() {
-        let typos = ListOptions {
-            gap: 2,
-            typos_from: Some(5),
-            negated_by: None,
-        };
+        let typos = tolerant();
         let s = with_endings(
             &["s", "es", "ed", "ing"],
             &[
@@ -673,11 +678,7 @@ mod tests {
 
     #[test]
     fn a_tolerant_list_reads_two_words_glued_or_split_one_letter_off() {
-        let tolerant = ListOptions {
-            gap: 2,
-            typos_from: Some(5),
-            negated_by: None,
-        };
+        let tolerant = tolerant();
         let s = scanner(&[
             (words(&["what price"]), tolerant.clone()),
             (words(&["what price"]), ListOptions::default()),
@@ -704,11 +705,7 @@ mod tests {
 
     #[test]
     fn a_tolerant_list_forgives_a_missing_or_swapped_first_letter_in_long_words() {
-        let tolerant = ListOptions {
-            gap: 2,
-            typos_from: Some(5),
-            negated_by: None,
-        };
+        let tolerant = tolerant();
         let s = scanner(&[
             (words(&["schedule", "price"]), tolerant),
             (words(&["schedule"]), ListOptions::default()),

@@ -421,9 +421,13 @@ fn an_id_written_twice_is_an_error_at_the_second() {
     assert!(loaded.ruleset.is_none());
     let d = crate::common::diagnostic(&loaded, "duplicate-id");
     assert!(d.message.contains("context rule 'same'"), "{d}");
+    assert!(line_of(&twice, d).contains("description: second"), "{d}");
+}
+
+/// The line of `yaml` that `d` points at; the test fails when it points nowhere.
+fn line_of<'a>(yaml: &'a str, d: &turnout::Diagnostic) -> &'a str {
     let loc = d.location.as_ref().expect("located");
-    let line = twice.lines().nth(loc.line - 1).expect("line exists");
-    assert!(line.contains("description: second"), "{line:?}");
+    yaml.lines().nth(loc.line - 1).expect("line exists")
 }
 
 #[test]
@@ -523,9 +527,7 @@ fn a_star_inside_a_word_is_refused_at_its_place() {
     assert!(loaded.ruleset.is_none());
     let d = crate::common::diagnostic(&loaded, "bad-word");
     assert!(d.message.contains("'*' may only end a word"), "{d}");
-    let loc = d.location.as_ref().expect("located");
-    let line = yaml.lines().nth(loc.line - 1).expect("line exists");
-    assert!(line.contains("pr*ice"), "{line:?}");
+    assert!(line_of(&yaml, d).contains("pr*ice"), "{d}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::http;
-use super::unattended::{Server, rules_dir, start};
+use super::unattended::{Server, rules_dir, start, start_with_token};
 
 /// One flood at a time: each measures the memory of its own server.
 static FLOODS: Mutex<()> = Mutex::new(());
@@ -22,23 +22,6 @@ const FLOOD_RSS_KIB: u64 = 128 * 1024;
 /// Room for a flood's sockets in this process (the default soft limit is often 1,024).
 fn room_for_sockets() {
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-}
-
-/// A service with the rules of `rules_dir("alpha")` and the token `s3cret`.
-fn with_token() -> (tempfile::TempDir, Server) {
-    let dir = rules_dir("alpha");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "s3cret\n").expect("write");
-    let s = start(
-        dir.path(),
-        &[
-            "--model",
-            "none",
-            "--token-file",
-            token.to_str().expect("utf-8"),
-        ],
-    );
-    (dir, s)
 }
 
 /// `GET /healthz` on a fresh connection, timed.
@@ -151,7 +134,7 @@ fn unfinished_uploads_without_the_token_take_no_memory() {
     // pushed the process to 339 MB.
     let _one = FLOODS.lock().unwrap_or_else(|p| p.into_inner());
     room_for_sockets();
-    let (_dir, s) = with_token();
+    let (_dir, s) = start_with_token();
     let (head, body) = unfinished_upload(None);
     survives(&s, "300 unauthenticated uploads", || {
         flood(&s.addr, 300, &head, &body)
@@ -297,7 +280,7 @@ fn every_refusal_has_the_json_error_body() {
 fn the_declared_length_and_the_token_are_checked_before_the_body_is_read() {
     // Before: `Content-Length: 10000000000` waited for the body timeout (408) instead of 413,
     // and `100 Continue` was sent to a client without the token.
-    let (_dir, s) = with_token();
+    let (_dir, s) = start_with_token();
     let started = Instant::now();
     let (status, head, body) = raw(
         &s.addr,

@@ -118,6 +118,14 @@ impl Server {
         serde_json::from_str(&d).expect("a decision")
     }
 
+    /// The version serving now; the test fails when none is.
+    fn version(&self) -> String {
+        self.status()["version"]
+            .as_str()
+            .expect("a version")
+            .to_owned()
+    }
+
     fn status(&self) -> Value {
         serde_json::from_str(&self.get("/v1/rules").1).expect("status json")
     }
@@ -178,6 +186,23 @@ impl Server {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     }
+}
+
+/// A service with the rules of `rules_dir("alpha")` and the token `s3cret`.
+pub(super) fn start_with_token() -> (tempfile::TempDir, Server) {
+    let dir = rules_dir("alpha");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret\n").expect("write");
+    let s = start(
+        dir.path(),
+        &[
+            "--model",
+            "none",
+            "--token-file",
+            token.to_str().expect("utf-8"),
+        ],
+    );
+    (dir, s)
 }
 
 pub(super) fn rules_dir(action: &str) -> tempfile::TempDir {
@@ -619,18 +644,7 @@ fn nothing_outside_the_rules_directory_is_read_or_shown() {
 fn malformed_requests_are_refused_not_half_read() {
     // Before: trailing bytes after the JSON, a second object or a NUL got 200;
     // `application/jsonx` was taken for JSON; a lower-case `bearer` scheme was refused.
-    let dir = rules_dir("alpha");
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, "s3cret\n").expect("write");
-    let s = start(
-        dir.path(),
-        &[
-            "--model",
-            "none",
-            "--token-file",
-            token_file.to_str().expect("utf-8"),
-        ],
-    );
+    let (_dir, s) = start_with_token();
     let ok = json!({"messages": [{"role": "user", "content": "ping"}]}).to_string();
     let auth = ("authorization", "Bearer s3cret");
     let json_ct = ("content-type", "application/json");
@@ -905,10 +919,7 @@ fn a_rule_file_deleted_and_put_back_never_serves_the_rules_without_it() {
     // point: it must outlast what tools do.
     let dir = split_dir(None);
     let s = start(dir.path(), &["--model", "none"]);
-    let full = s.status()["version"]
-        .as_str()
-        .expect("a version")
-        .to_owned();
+    let full = s.version();
     let first = s.route("ping price");
     assert!(
         guard_vetoed(&first) && first["web_search"] == true,
@@ -1061,10 +1072,7 @@ fn a_rule_file_deleted_for_good_is_applied_once_the_directory_is_quiet() {
     // With the default --delete-settle-ms (1,000).
     let dir = split_dir(None);
     let s = start(dir.path(), &["--model", "none"]);
-    let full = s.status()["version"]
-        .as_str()
-        .expect("a version")
-        .to_owned();
+    let full = s.version();
     assert!(s.status()["pending_removal"].is_null());
     let guards = dir.path().join("guards.yaml");
     std::fs::remove_file(&guards).expect("rm");
