@@ -131,14 +131,14 @@ fn is_separator(c: char) -> bool {
 /// "bookkeeper". Normalised like the entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endings {
-    set: std::collections::HashSet<String>,
+    set: rustc_hash::FxHashSet<String>,
     longest: usize,
 }
 
 impl Endings {
     /// The endings, each normalised by `norm` (an empty one is implied).
     pub fn new<'a>(endings: impl IntoIterator<Item = &'a str>, norm: &Normalizer) -> Self {
-        let set: std::collections::HashSet<String> = endings
+        let set: rustc_hash::FxHashSet<String> = endings
             .into_iter()
             .map(|e| norm.normalize(e.trim()))
             .filter(|e| !e.is_empty())

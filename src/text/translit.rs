@@ -32,6 +32,8 @@ struct Sequence {
 struct Alphabet {
     ascii: [bool; 128],
     other: Vec<char>,
+    /// Every ASCII character of the table is a letter.
+    letters_only: bool,
 }
 
 impl Default for Alphabet {
@@ -39,6 +41,7 @@ impl Default for Alphabet {
         Self {
             ascii: [false; 128],
             other: Vec::new(),
+            letters_only: true,
         }
     }
 }
@@ -46,7 +49,10 @@ impl Default for Alphabet {
 impl Alphabet {
     fn insert(&mut self, c: char) {
         match self.ascii.get_mut(c as usize) {
-            Some(slot) => *slot = true,
+            Some(slot) => {
+                *slot = true;
+                self.letters_only &= c.is_ascii_alphabetic();
+            }
             None => {
                 if let Err(at) = self.other.binary_search(&c) {
                     self.other.insert(at, c);
@@ -61,10 +67,28 @@ impl Alphabet {
             None => self.other.binary_search(c).is_ok(),
         }
     }
+}
 
-    fn has_byte(&self, b: u8) -> bool {
-        self.ascii.get(usize::from(b)).copied().unwrap_or(false)
+/// How many bytes of `bytes` may be letters of an ASCII table (ASCII letters when the table
+/// has only letters, else any ASCII byte), and how many lead a two-byte letter of U+0400..U+047F.
+/// Branch-free over 255-byte chunks with byte counters, so that it runs as vector code.
+fn count_letters(bytes: &[u8], letters_only: bool) -> (usize, usize) {
+    let (mut ours, mut others) = (0usize, 0usize);
+    for chunk in bytes.chunks(255) {
+        let (mut o, mut t) = (0u8, 0u8);
+        for &b in chunk {
+            let ascii = if letters_only {
+                (b | 0x20).wrapping_sub(b'a') < 26
+            } else {
+                b < 0x80
+            };
+            o += u8::from(ascii);
+            t += u8::from(b & 0xFE == 0xD0);
+        }
+        ours += usize::from(o);
+        others += usize::from(t);
     }
+    (ours, others)
 }
 
 /// A [`Transliteration`] ready to apply.
@@ -131,10 +155,19 @@ impl Translit {
 
     /// Whether most letters of `text` are the table's.
     pub(super) fn applies(&self, text: &str) -> bool {
-        // Most messages have no letter of the table's script at all (checked bytewise for
-        // an ASCII table, the common case).
-        if self.alphabet.other.is_empty() && !text.bytes().any(|b| self.alphabet.has_byte(b)) {
-            return false;
+        if self.alphabet.other.is_empty() {
+            // An ASCII table, the common case. The table's letters are ASCII bytes, and every
+            // two-byte sequence led by 0xD0 or 0xD1 (U+0400..U+047F) is a letter of another
+            // script: when the first count cannot beat the second, the answer is known from
+            // two passes the compiler turns into vector code, without decoding a character.
+            let (ours_at_most, others_at_least) =
+                count_letters(text.as_bytes(), self.alphabet.letters_only);
+            if ours_at_most == 0 {
+                return false;
+            }
+            if ours_at_most <= others_at_least {
+                return false;
+            }
         }
         let (mut ours, mut others) = (0usize, 0usize);
         for c in text.chars() {

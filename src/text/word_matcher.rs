@@ -40,8 +40,9 @@ impl WordMatcher {
     /// Every entry found in `text` (normalised), in no particular order: one pass, where
     /// calling [`find`](Self::find) again on what is left would scan once per hit.
     pub fn each_hit(&self, text: &str, mut f: impl FnMut(Hit)) {
-        self.scanner
-            .each_hit(text, &super::word_spans(text), |h| f(h.hit));
+        for h in self.scanner.find_all(text, &super::word_spans(text)).hits {
+            f(h.hit);
+        }
     }
 
     /// Whether any entry occurs in `text` (normalised).
