@@ -13,12 +13,62 @@ use crate::text::stems::WordStarts;
 pub(super) struct WordStartStems {
     automaton: WordStarts,
     /// The phrases and patterns each stem starts, the phrases whose first word is whole last.
-    heads: Vec<Vec<Target>>,
+    heads: Vec<Vec<Head>>,
     /// For each stem: where its whole-word phrases begin in `heads` (a word that goes on past
     /// the stem skips them all).
     whole_from: Vec<usize>,
     /// Whether the stem starts any phrase (then it is a known word where it is found).
     starts_phrase: Vec<bool>,
+}
+
+/// A phrase or pattern a stem starts.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    target: Target,
+    /// For a phrase whose second word must start with a given letter (an exact word, found
+    /// where a word starts): that letter, and how many words may stand before it. Most
+    /// phrases that start with a common word are passed over on this alone.
+    next: Option<NextLetter>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NextLetter {
+    utf8: [u8; 4],
+    len: u8,
+    gap: u8,
+}
+
+impl NextLetter {
+    fn of(phrase: &Phrase) -> Option<Self> {
+        let next = phrase.words.get(1)?;
+        if !phrase.words[0].ends_in_word || !next.starts_in_word || next.fuzzy {
+            return None;
+        }
+        let c = next.stem.chars().next()?;
+        let mut utf8 = [0; 4];
+        let len = c.encode_utf8(&mut utf8).len();
+        Some(Self {
+            utf8,
+            len: u8::try_from(len).ok()?,
+            gap: u8::try_from(next.gap_before).ok()?,
+        })
+    }
+
+    /// Whether one of the words after word `w` that the gap reaches starts with the letter.
+    fn stands_after(&self, text: &Text<'_>, w: usize) -> bool {
+        let letter = &self.utf8[..usize::from(self.len)];
+        let bytes = text.text.as_bytes();
+        let reach = (w + 2 + usize::from(self.gap)).min(text.words.len());
+        text.words
+            .get(w + 1..reach)
+            .unwrap_or(&[])
+            .iter()
+            .any(|&(s, _)| {
+                bytes
+                    .get(s as usize..)
+                    .is_some_and(|b| b.starts_with(letter))
+            })
+    }
 }
 
 /// The stems of [`WordStartStems`] as they are added.
@@ -53,23 +103,35 @@ impl Builder {
             Target::Phrase(pid) => Some(&phrases[pid as usize].words[0]),
             Target::Pattern(_) => None,
         };
-        let mut heads = self.heads;
+        let mut heads: Vec<Vec<Head>> = (self.heads.into_iter())
+            .map(|targets| {
+                (targets.into_iter())
+                    .map(|target| Head {
+                        target,
+                        next: match target {
+                            Target::Phrase(pid) => NextLetter::of(&phrases[pid as usize]),
+                            Target::Pattern(_) => None,
+                        },
+                    })
+                    .collect()
+            })
+            .collect();
         let mut whole_from = Vec::with_capacity(heads.len());
         let mut starts_phrase = Vec::with_capacity(heads.len());
         for targets in &mut heads {
-            let whole = |t: &Target| first_word(t).is_some_and(|w| w.whole);
+            let whole = |h: &Head| first_word(&h.target).is_some_and(|w| w.whole);
             targets.sort_by_key(whole);
             // Only a stem that ends with a word character can be followed by more of a word
             // (all phrases under one stem share it).
             let ends_in_word = targets
                 .iter()
-                .any(|t| first_word(t).is_some_and(|w| w.ends_in_word));
+                .any(|h| first_word(&h.target).is_some_and(|w| w.ends_in_word));
             whole_from.push(if ends_in_word {
                 targets.partition_point(|t| !whole(t))
             } else {
                 targets.len()
             });
-            starts_phrase.push(targets.iter().any(|t| first_word(t).is_some()));
+            starts_phrase.push(targets.iter().any(|h| first_word(&h.target).is_some()));
         }
         let mut stems: Vec<(&str, usize)> =
             self.index.iter().map(|(s, &k)| (s.as_str(), k)).collect();
@@ -109,7 +171,8 @@ impl Strategy for WordStartStems {
                     // The word goes on: no phrase that wants it whole can match.
                     heads = &heads[..self.whole_from[stem]];
                 }
-                for &target in heads {
+                for head in heads {
+                    let target = head.target;
                     let pid = match target {
                         Target::Phrase(pid) => pid,
                         Target::Pattern(k) => {
@@ -129,6 +192,9 @@ impl Strategy for WordStartStems {
                         // One word, the common case: only its end is left to check.
                         let end = if first.ends_in_word { end + rest } else { end };
                         found.emit(entries, target, i, end, p.slip);
+                    } else if end <= word_end && head.next.is_some_and(|n| !n.stands_after(text, w))
+                    {
+                        // Its second word cannot be there.
                     } else if let Some(e) =
                         phrase::match_rest(&text.spans, i, p, 0, end - i, p.slip)
                     {
