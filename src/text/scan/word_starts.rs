@@ -12,62 +12,48 @@ use crate::text::stems::WordStarts;
 #[derive(Debug, Clone)]
 pub(super) struct WordStartStems {
     automaton: WordStarts,
-    /// The phrases and patterns each stem starts, the phrases whose first word is whole last.
-    heads: Vec<Vec<Head>>,
-    /// For each stem: where its whole-word phrases begin in `heads` (a word that goes on past
-    /// the stem skips them all).
-    whole_from: Vec<usize>,
-    /// Whether the stem starts any phrase (then it is a known word where it is found).
-    starts_phrase: Vec<bool>,
+    /// What each stem starts.
+    heads: Vec<StemHeads>,
 }
 
-/// A phrase or pattern a stem starts.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    target: Target,
-    /// For a phrase whose second word must start with a given letter (an exact word, found
-    /// where a word starts): that letter, and how many words may stand before it. Most
-    /// phrases that start with a common word are passed over on this alone.
-    next: Option<NextLetter>,
+/// The phrases and patterns one stem starts.
+#[derive(Debug, Clone, Default)]
+struct StemHeads {
+    /// Tried wherever the stem is found: patterns, one-word phrases and phrases whose second
+    /// word may start anywhere; the phrases whose first word is whole last.
+    always: Vec<Target>,
+    /// Where the whole-word phrases begin in `always` (a word that goes on past the stem
+    /// skips them all).
+    whole_from: usize,
+    /// Phrases whose second word is found exactly where a word starts, by that word's first
+    /// letter: only those whose letter starts one of the next words are tried. Most phrases
+    /// that start with a common word («what», «in») are passed over on this alone.
+    by_next_letter: Vec<NextLetter>,
+    /// The most words any of them lets stand before its second word.
+    widest_gap: usize,
+    /// Whether the stem starts any phrase (then it is a known word where it is found).
+    starts_phrase: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct NextLetter {
-    utf8: [u8; 4],
-    len: u8,
-    gap: u8,
+    letter: char,
+    /// How many words may stand before the second word.
+    gap: usize,
+    pid: u32,
 }
 
 impl NextLetter {
-    fn of(phrase: &Phrase) -> Option<Self> {
+    fn of(phrase: &Phrase, pid: u32) -> Option<Self> {
         let next = phrase.words.get(1)?;
         if !phrase.words[0].ends_in_word || !next.starts_in_word || next.fuzzy {
             return None;
         }
-        let c = next.stem.chars().next()?;
-        let mut utf8 = [0; 4];
-        let len = c.encode_utf8(&mut utf8).len();
         Some(Self {
-            utf8,
-            len: u8::try_from(len).ok()?,
-            gap: u8::try_from(next.gap_before).ok()?,
+            letter: next.stem.chars().next()?,
+            gap: next.gap_before,
+            pid,
         })
-    }
-
-    /// Whether one of the words after word `w` that the gap reaches starts with the letter.
-    fn stands_after(&self, text: &Text<'_>, w: usize) -> bool {
-        let letter = &self.utf8[..usize::from(self.len)];
-        let bytes = text.text.as_bytes();
-        let reach = (w + 2 + usize::from(self.gap)).min(text.words.len());
-        text.words
-            .get(w + 1..reach)
-            .unwrap_or(&[])
-            .iter()
-            .any(|&(s, _)| {
-                bytes
-                    .get(s as usize..)
-                    .is_some_and(|b| b.starts_with(letter))
-            })
     }
 }
 
@@ -103,47 +89,46 @@ impl Builder {
             Target::Phrase(pid) => Some(&phrases[pid as usize].words[0]),
             Target::Pattern(_) => None,
         };
-        let mut heads: Vec<Vec<Head>> = (self.heads.into_iter())
+        let heads: Vec<StemHeads> = (self.heads.into_iter())
             .map(|targets| {
-                (targets.into_iter())
-                    .map(|target| Head {
-                        target,
-                        next: match target {
-                            Target::Phrase(pid) => NextLetter::of(&phrases[pid as usize]),
-                            Target::Pattern(_) => None,
-                        },
-                    })
-                    .collect()
+                let mut h = StemHeads {
+                    starts_phrase: targets.iter().any(|t| first_word(t).is_some()),
+                    ..StemHeads::default()
+                };
+                for target in targets {
+                    let next = match target {
+                        Target::Phrase(pid) => NextLetter::of(&phrases[pid as usize], pid),
+                        Target::Pattern(_) => None,
+                    };
+                    match next {
+                        Some(n) => {
+                            h.widest_gap = h.widest_gap.max(n.gap);
+                            h.by_next_letter.push(n);
+                        }
+                        None => h.always.push(target),
+                    }
+                }
+                h.by_next_letter.sort_by_key(|n| n.letter);
+                let whole = |t: &Target| first_word(t).is_some_and(|w| w.whole);
+                h.always.sort_by_key(whole);
+                // Only a stem that ends with a word character can be followed by more of a
+                // word (all phrases under one stem share it).
+                let ends_in_word =
+                    (h.always.iter()).any(|t| first_word(t).is_some_and(|w| w.ends_in_word));
+                h.whole_from = if ends_in_word {
+                    h.always.partition_point(|t| !whole(t))
+                } else {
+                    h.always.len()
+                };
+                h
             })
             .collect();
-        let mut whole_from = Vec::with_capacity(heads.len());
-        let mut starts_phrase = Vec::with_capacity(heads.len());
-        for targets in &mut heads {
-            let whole = |h: &Head| first_word(&h.target).is_some_and(|w| w.whole);
-            targets.sort_by_key(whole);
-            // Only a stem that ends with a word character can be followed by more of a word
-            // (all phrases under one stem share it).
-            let ends_in_word = targets
-                .iter()
-                .any(|h| first_word(&h.target).is_some_and(|w| w.ends_in_word));
-            whole_from.push(if ends_in_word {
-                targets.partition_point(|t| !whole(t))
-            } else {
-                targets.len()
-            });
-            starts_phrase.push(targets.iter().any(|h| first_word(&h.target).is_some()));
-        }
         let mut stems: Vec<(&str, usize)> =
             self.index.iter().map(|(s, &k)| (s.as_str(), k)).collect();
         stems.sort_unstable_by_key(|s| s.1);
         let stems: Vec<&str> = stems.into_iter().map(|s| s.0).collect();
         let automaton = WordStarts::new(&stems).map_err(|e| e.to_string())?;
-        Ok(Some(WordStartStems {
-            automaton,
-            heads,
-            whole_from,
-            starts_phrase,
-        }))
+        Ok(Some(WordStartStems { automaton, heads }))
     }
 }
 
@@ -157,52 +142,95 @@ impl Strategy for WordStartStems {
             // The longest stem found exactly here.
             let mut known = 0;
             self.automaton.walk(t, i, &mut |end, stem| {
+                let heads = &self.heads[stem];
                 // The rest of the word is the same for every phrase of this stem.
                 let rest = if end <= word_end {
                     word_end - end
                 } else {
                     phrase::word_len(&t[end..])
                 };
-                if self.starts_phrase[stem] {
+                if heads.starts_phrase {
                     known = known.max(end - i);
                 }
-                let mut heads = self.heads[stem].as_slice();
+                let mut always = heads.always.as_slice();
                 if rest > 0 && end <= word_end {
                     // The word goes on: no phrase that wants it whole can match.
-                    heads = &heads[..self.whole_from[stem]];
+                    always = &always[..heads.whole_from];
                 }
-                for head in heads {
-                    let target = head.target;
-                    let pid = match target {
-                        Target::Phrase(pid) => pid,
+                let hit = StemHit { i, end, rest };
+                for &target in always {
+                    match target {
+                        Target::Phrase(pid) => hit.try_phrase(entries, text, pid, found),
                         Target::Pattern(k) => {
                             // Several of its prefixes may end here: tried once.
                             if !found.pattern_at.contains(&(k, i)) {
                                 found.pattern_at.push((k, i));
                             }
-                            continue;
                         }
+                    }
+                }
+                if heads.by_next_letter.is_empty() {
+                    return;
+                }
+                if end > word_end {
+                    // The stem runs past the word: its next words are not the message's.
+                    for n in &heads.by_next_letter {
+                        hit.try_phrase(entries, text, n.pid, found);
+                    }
+                    return;
+                }
+                // The first letters of the next words the widest gap reaches, each letter
+                // once (at its nearest word, which every phrase that reaches further reaches).
+                let reach = (w + 2 + heads.widest_gap).min(text.words.len());
+                let next_words = text.words.get(w + 1..reach).unwrap_or(&[]);
+                for (d, &(s, _)) in next_words.iter().enumerate() {
+                    let Some(letter) = t.get(s as usize..).and_then(|r| r.chars().next()) else {
+                        continue;
                     };
-                    let p = &entries.phrases[pid as usize];
-                    let first = &p.words[0];
-                    if rest > 0 && !text.spans.ending_fits(first, &t[end..end + rest]) {
-                        // A whole word, or a word in its forms, and this one goes on past
-                        // what they allow.
-                    } else if p.words.len() == 1 {
-                        // One word, the common case: only its end is left to check.
-                        let end = if first.ends_in_word { end + rest } else { end };
-                        found.emit(entries, target, i, end, p.slip);
-                    } else if end <= word_end && head.next.is_some_and(|n| !n.stands_after(text, w))
+                    let nearer = &next_words[..d];
+                    if nearer
+                        .iter()
+                        .any(|&(e, _)| t[e as usize..].starts_with(letter))
                     {
-                        // Its second word cannot be there.
-                    } else if let Some(e) =
-                        phrase::match_rest(&text.spans, i, p, 0, end - i, p.slip)
-                    {
-                        found.emit(entries, target, i, e, p.slip);
+                        continue;
+                    }
+                    let from = heads.by_next_letter.partition_point(|n| n.letter < letter);
+                    for n in heads.by_next_letter[from..].iter() {
+                        if n.letter != letter {
+                            break;
+                        }
+                        if n.gap >= d {
+                            hit.try_phrase(entries, text, n.pid, found);
+                        }
                     }
                 }
             });
             found.known[w] = u32::try_from(known).unwrap_or(u32::MAX);
+        }
+    }
+}
+
+/// A stem found at `i..end`, with `rest` bytes of its word after it.
+struct StemHit {
+    i: usize,
+    end: usize,
+    rest: usize,
+}
+
+impl StemHit {
+    /// Matches phrase `pid`, which starts with the stem, here.
+    fn try_phrase(&self, entries: &Entries, text: &Text<'_>, pid: u32, found: &mut Found) {
+        let Self { i, end, rest } = *self;
+        let p = &entries.phrases[pid as usize];
+        let first = &p.words[0];
+        if rest > 0 && !text.spans.ending_fits(first, &text.text[end..end + rest]) {
+            // A whole word, or a word in its forms, and this one goes on past what they allow.
+        } else if p.words.len() == 1 {
+            // One word, the common case: only its end is left to check.
+            let end = if first.ends_in_word { end + rest } else { end };
+            found.emit(entries, Target::Phrase(pid), i, end, p.slip);
+        } else if let Some(e) = phrase::match_rest(&text.spans, i, p, 0, end - i, p.slip) {
+            found.emit(entries, Target::Phrase(pid), i, e, p.slip);
         }
     }
 }
