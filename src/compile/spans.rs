@@ -5,7 +5,7 @@
 //! enforces what a rule file may not be before any value is built: nested past the limit, a
 //! second document, a tag, an alias to nothing or to the node it is in, a key written twice.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde_json::Value;
 
@@ -123,7 +123,7 @@ impl SpanMap {
             map: SpanMap::default(),
             stack: Vec::new(),
             open: Vec::new(),
-            anchors: HashSet::new(),
+            anchors: HashSet::default(),
             root_seen: false,
             values: Builder::default(),
         };
@@ -193,7 +193,7 @@ impl SpanMap {
                         Frame::Map {
                             ptr,
                             pending: None,
-                            keys: HashMap::new(),
+                            keys: HashMap::default(),
                         }
                     });
                 }
@@ -298,7 +298,7 @@ impl Walk<'_> {
             Frame::Seq { ptr, next } => {
                 let index = *next;
                 *next += 1;
-                let Some(child) = ptr.as_ref().map(|p| format!("{p}/{index}")) else {
+                let Some(child) = ptr.as_ref().map(|p| pointer(p, &index.to_string())) else {
                     return Ok(None);
                 };
                 let kept = keep.then(|| child.clone());
@@ -328,7 +328,7 @@ impl Walk<'_> {
                     let (Some(parent), Some(key)) = (ptr.as_ref(), key) else {
                         return Ok(None);
                     };
-                    let child = format!("{parent}/{key}");
+                    let child = pointer(parent, &key);
                     let kept = keep.then(|| child.clone());
                     self.map.record(
                         child,
@@ -342,6 +342,15 @@ impl Walk<'_> {
             },
         }
     }
+}
+
+/// The pointer of member `key` (escaped) or item `key` of `parent`.
+fn pointer(parent: &str, key: &str) -> String {
+    let mut child = String::with_capacity(parent.len() + 1 + key.len());
+    child.push_str(parent);
+    child.push('/');
+    child.push_str(key);
+    child
 }
 
 impl SpanMap {
