@@ -3,9 +3,8 @@
 //! text.
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use rustc_hash::FxHashMap;
 
-use super::{Entries, Found, Strategy, Target, Text};
+use super::{Entries, Found, Keyed, Strategy, Target, Text};
 use crate::text::phrase::{self, Phrase};
 
 /// Keys found anywhere in a message, and what each starts.
@@ -17,41 +16,24 @@ pub(super) struct Anywhere {
 
 /// The keys of [`Anywhere`] as they are added.
 #[derive(Debug, Default)]
-pub(super) struct Builder {
-    index: FxHashMap<Vec<u8>, usize>,
-    keys: Vec<Vec<u8>>,
-    heads: Vec<Vec<Target>>,
-}
+pub(super) struct Builder(Keyed<Vec<u8>, Target>);
 
 impl Builder {
     /// `key` (bytes of the normalised text) starts `target`.
     pub(super) fn add(&mut self, key: &[u8], target: Target) {
-        let k = match self.index.get(key) {
-            Some(&k) => k,
-            None => {
-                self.index.insert(key.to_vec(), self.keys.len());
-                self.keys.push(key.to_vec());
-                self.heads.push(Vec::new());
-                self.keys.len() - 1
-            }
-        };
-        if !self.heads[k].contains(&target) {
-            self.heads[k].push(target);
-        }
+        self.0.add(key, target);
     }
 
     pub(super) fn build(self) -> Result<Option<Anywhere>, String> {
-        if self.keys.is_empty() {
+        let Keyed { keys, heads, .. } = self.0;
+        if keys.is_empty() {
             return Ok(None);
         }
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .build(&self.keys)
+            .build(&keys)
             .map_err(|e| e.to_string())?;
-        Ok(Some(Anywhere {
-            automaton,
-            heads: self.heads,
-        }))
+        Ok(Some(Anywhere { automaton, heads }))
     }
 }
 

@@ -125,6 +125,48 @@ impl Found {
     }
 }
 
+/// Automaton keys in the order they were first added, each with what it starts (once each).
+#[derive(Debug)]
+struct Keyed<K, T> {
+    index: rustc_hash::FxHashMap<K, usize>,
+    keys: Vec<K>,
+    heads: Vec<Vec<T>>,
+}
+
+impl<K, T> Default for Keyed<K, T> {
+    fn default() -> Self {
+        Self {
+            index: rustc_hash::FxHashMap::default(),
+            keys: Vec::new(),
+            heads: Vec::new(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Clone, T: PartialEq> Keyed<K, T> {
+    /// `key` starts `target`.
+    fn add<Q>(&mut self, key: &Q, target: T)
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let k = match self.index.get(key) {
+            Some(&k) => k,
+            None => {
+                let owned = key.to_owned();
+                self.index.insert(owned.clone(), self.keys.len());
+                self.keys.push(owned);
+                self.heads.push(Vec::new());
+                self.keys.len() - 1
+            }
+        };
+        // Once: two prefixes of a pattern may be the same key.
+        if !self.heads[k].contains(&target) {
+            self.heads[k].push(target);
+        }
+    }
+}
+
 /// One way of finding entries in a message.
 trait Strategy: std::fmt::Debug + Send + Sync {
     /// Reports into `found` every match of the entries this strategy holds.

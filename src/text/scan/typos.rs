@@ -1,8 +1,6 @@
 //! Typo-tolerant first stems: for each word no list knows exactly, the stems one edit away.
 
-use rustc_hash::FxHashMap;
-
-use super::{Entries, Found, Strategy, Target, Text};
+use super::{Entries, Found, Keyed, Strategy, Target, Text};
 use crate::text::fuzzy::FuzzyStems;
 use crate::text::phrase;
 
@@ -15,34 +13,22 @@ pub(super) struct Typos {
 
 /// The stems of [`Typos`] as they are added.
 #[derive(Debug, Default)]
-pub(super) struct Builder {
-    index: FxHashMap<String, usize>,
-    heads: Vec<Vec<u32>>,
-}
+pub(super) struct Builder(Keyed<String, u32>);
 
 impl Builder {
     /// Phrase `pid` starts with the tolerant stem `stem`.
     pub(super) fn add(&mut self, stem: &str, pid: u32) {
-        let k = match self.index.get(stem) {
-            Some(&k) => k,
-            None => {
-                self.index.insert(stem.to_owned(), self.heads.len());
-                self.heads.push(Vec::new());
-                self.heads.len() - 1
-            }
-        };
-        self.heads[k].push(pid);
+        self.0.add(stem, pid);
     }
 
     pub(super) fn build(self) -> Result<Option<Typos>, String> {
-        if self.heads.is_empty() {
+        let Keyed { keys, heads, .. } = self.0;
+        if heads.is_empty() {
             return Ok(None);
         }
-        let stems = FuzzyStems::new(self.index.into_iter().collect()).map_err(|e| e.to_string())?;
-        Ok(Some(Typos {
-            stems,
-            heads: self.heads,
-        }))
+        let stems =
+            FuzzyStems::new(keys.into_iter().zip(0..).collect()).map_err(|e| e.to_string())?;
+        Ok(Some(Typos { stems, heads }))
     }
 }
 

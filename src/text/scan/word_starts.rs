@@ -2,9 +2,7 @@
 //! word starts. It also finds the literal prefixes of patterns that start a word, and tells
 //! which words a list knows exactly.
 
-use rustc_hash::FxHashMap;
-
-use super::{Entries, Found, Strategy, Target, Text};
+use super::{Entries, Found, Keyed, Strategy, Target, Text};
 use crate::text::phrase::{self, Phrase};
 use crate::text::stems::WordStarts;
 
@@ -59,37 +57,24 @@ impl NextLetter {
 
 /// The stems of [`WordStartStems`] as they are added.
 #[derive(Debug, Default)]
-pub(super) struct Builder {
-    index: FxHashMap<String, usize>,
-    heads: Vec<Vec<Target>>,
-}
+pub(super) struct Builder(Keyed<String, Target>);
 
 impl Builder {
     /// `stem` (starting with a word character) starts `target`.
     pub(super) fn add(&mut self, stem: &str, target: Target) {
-        let k = match self.index.get(stem) {
-            Some(&k) => k,
-            None => {
-                self.index.insert(stem.to_owned(), self.heads.len());
-                self.heads.push(Vec::new());
-                self.heads.len() - 1
-            }
-        };
-        // Once: two prefixes of a pattern may be the same stem.
-        if !self.heads[k].contains(&target) {
-            self.heads[k].push(target);
-        }
+        self.0.add(stem, target);
     }
 
     pub(super) fn build(self, phrases: &[Phrase]) -> Result<Option<WordStartStems>, String> {
-        if self.heads.is_empty() {
+        let Keyed { keys, heads, .. } = self.0;
+        if heads.is_empty() {
             return Ok(None);
         }
         let first_word = |t: &Target| match *t {
             Target::Phrase(pid) => Some(&phrases[pid as usize].words[0]),
             Target::Pattern(_) => None,
         };
-        let heads: Vec<StemHeads> = (self.heads.into_iter())
+        let heads: Vec<StemHeads> = (heads.into_iter())
             .map(|targets| {
                 let mut h = StemHeads {
                     starts_phrase: targets.iter().any(|t| first_word(t).is_some()),
@@ -123,10 +108,7 @@ impl Builder {
                 h
             })
             .collect();
-        let mut stems: Vec<(&str, usize)> =
-            self.index.iter().map(|(s, &k)| (s.as_str(), k)).collect();
-        stems.sort_unstable_by_key(|s| s.1);
-        let stems: Vec<&str> = stems.into_iter().map(|s| s.0).collect();
+        let stems: Vec<&str> = keys.iter().map(String::as_str).collect();
         let automaton = WordStarts::new(&stems).map_err(|e| e.to_string())?;
         Ok(Some(WordStartStems { automaton, heads }))
     }
