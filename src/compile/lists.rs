@@ -340,7 +340,8 @@ impl Compiler<'_> {
 }
 
 impl Compiler<'_> {
-    /// `gap`, `typos_from` and `negated_by`, with the negating list resolved.
+    /// `gap`, the typo lengths (the list's own, or `matching.typos`, unless it says
+    /// `typos: false`) and `negated_by`, with the negating list resolved.
     fn list_options(&mut self, file: &SourceFile, i: usize, l: &WordList) -> ListOptions {
         let negated_by = l.negated_by.as_ref().and_then(|n| {
             let pointer = format!("/word_lists/{i}/negated_by/list");
@@ -373,9 +374,44 @@ impl Compiler<'_> {
                 }
             }
         });
+        let defaults = typo_defaults(self.files);
+        let typos_from = match (l.typos, l.typos_from) {
+            (Some(false), Some(_)) => {
+                self.warn(
+                    "typos-conflict",
+                    format!(
+                        "word list '{}' says typos: false and typos_from: the list tolerates no typo",
+                        l.id
+                    ),
+                    file,
+                    &format!("/word_lists/{i}/typos_from"),
+                );
+                None
+            }
+            (Some(false), None) => None,
+            (_, Some(from)) => Some(from),
+            (Some(true), None) if defaults.is_none() => {
+                self.warn(
+                    "typos-without-length",
+                    format!(
+                        "word list '{}' says typos: true, but no length is given: it tolerates no typo",
+                        l.id
+                    ),
+                    file,
+                    &format!("/word_lists/{i}/typos"),
+                );
+                None
+            }
+            (_, None) => defaults.map(|t| t.from),
+        };
         ListOptions {
             gap: l.gap.unwrap_or(DEFAULT_GAP),
-            typos_from: l.typos_from,
+            typos_from,
+            typo_first_letter_from: Some(
+                defaults.map_or(crate::rules::Typos::default_first_letter_from(), |t| {
+                    t.first_letter_from
+                }),
+            ),
             negated_by,
         }
     }
@@ -395,9 +431,23 @@ impl Compiler<'_> {
     }
 }
 
+/// The `matching.typos` section of `files`, if any (the first: a second is reported as a
+/// duplicate `matching`).
+fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&crate::rules::Typos> {
+    files
+        .iter()
+        .find_map(|(_, rf)| rf.matching.as_ref())
+        .and_then(|m| m.typos.as_ref())
+}
+
 /// The one-pass matcher over every list's words and patterns (it holds its own error when an
-/// automaton is too large to build; see [`Compiler::scanner_finding`]).
-pub(super) fn scanner(lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
+/// automaton is too large to build; see [`Compiler::scanner_finding`]); `files` give the
+/// known words of `matching.typos`.
+pub(super) fn scanner(
+    lists: &[ListDef],
+    normalizer: &Normalizer,
+    files: &[(SourceFile, RuleFile)],
+) -> Scanner {
     let specs: Vec<ListSpec<'_>> = lists
         .iter()
         .map(|l| ListSpec {
@@ -406,5 +456,12 @@ pub(super) fn scanner(lists: &[ListDef], normalizer: &Normalizer) -> Scanner {
             options: &l.options,
         })
         .collect();
-    Scanner::new(&specs, normalizer)
+    // Each item of `known_words` is one or more words.
+    let known: Vec<String> = typo_defaults(files)
+        .into_iter()
+        .flat_map(|t| &t.known_words)
+        .map(|w| normalizer.normalize(w.trim()))
+        .collect();
+    let words = known.iter().flat_map(|k| k.split_whitespace());
+    Scanner::new(&specs, normalizer).with_known_words(words)
 }

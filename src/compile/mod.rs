@@ -339,7 +339,7 @@ impl<'a> Compiler<'a> {
         // The scanner's automata (a quarter of the work) are built on another core while the
         // rest compiles; its finding, if any, is added after.
         let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
-            || lists::scanner(&lists, &normalizer),
+            || lists::scanner(&lists, &normalizer, files),
             || {
                 let skills = self.skills();
                 let tools = self.tools(&normalizer);

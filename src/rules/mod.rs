@@ -112,6 +112,44 @@ pub struct Matching {
     /// with `*` for any word that starts with it, with `$` for the word itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub word_endings: Option<Vec<String>>,
+    /// Typo tolerance for every word list: a stem of `from` letters or more also matches a
+    /// word with one letter wrong, missing or extra, or two neighbours swapped («долар»,
+    /// «лудшие»), and in such a list two words glued or split one letter off («сколькостоит»).
+    /// A list says `typos: false` to opt out, or `typos_from: N` for lengths of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typos: Option<Typos>,
+}
+
+/// `matching.typos`: typo tolerance by default, for every word list.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Typos {
+    /// Why, and what was measured to choose the lengths.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Stems of at least this many letters match a word with one typo, in every list that
+    /// does not opt out (`typos: false`) or set its own `typos_from`.
+    #[schemars(range(min = 4, max = 40))]
+    pub from: usize,
+    /// From this many letters (and `from`), the typo may also be the first letter: a wrong,
+    /// missing or extra first letter, or the first two swapped («кус» no, «асписание» yes).
+    /// Default 6; shorter stems with another first letter are too often other words.
+    #[serde(default = "Typos::default_first_letter_from")]
+    #[schemars(range(min = 4, max = 40))]
+    pub first_letter_from: usize,
+    /// Real words that are never read as a typo of a stem, each as written (list the forms you
+    /// mean; an item may hold several words separated by spaces): the common words one letter
+    /// away from a stem of some list («почти» for `почта`, «лучше» for `лучшие`). Every word of
+    /// every entry is known too, in its forms.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_words: Vec<String>,
+}
+
+impl Typos {
+    /// The first letter may be the typo from this many letters when nothing says otherwise.
+    pub fn default_first_letter_from() -> usize {
+        6
+    }
 }
 
 /// `matching.transliterate`: how words of another script read.
@@ -223,8 +261,14 @@ pub struct WordList {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 6))]
     pub gap: Option<usize>,
+    /// `false`: no typo tolerance in this list, whatever `matching.typos` says (short words
+    /// whose one-letter neighbours are common words, markers that must not fire by accident).
+    /// Omitted: the list follows `matching.typos`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typos: Option<bool>,
     /// Stems with at least this many letters also match a word with one typo (a letter wrong,
-    /// missing, extra, or two swapped; never the first letter).
+    /// missing, extra, or two swapped; the first letter only from
+    /// `matching.typos.first_letter_from` letters), instead of `matching.typos.from`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 4, max = 40))]
     pub typos_from: Option<usize>,

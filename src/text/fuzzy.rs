@@ -1,137 +1,180 @@
 //! Typo tolerance: a stem matches a word that differs from it by one letter (wrong, missing,
-//! extra, or two neighbours swapped). The first letter must be right: people rarely get it
-//! wrong, and it keeps unrelated words apart.
+//! extra, or two neighbours swapped). The first letter too, for a stem long enough
+//! (`first_letter`: shorter stems with their first letter changed are too often other words).
 //!
-//! For the first words of entries, every tolerant stem of every list is written out as the
-//! regular expression of its one-edit variants, and all of them are searched together by one
-//! lazily built DFA (`regex-automata`'s hybrid engine): at a word start the word is read once,
-//! one transition a byte, whatever the number of stems. Later words of a phrase are compared
-//! one to one, with [`prefix_lengths`].
+//! For the first words of entries, every tolerant stem of every list is in one
+//! [`FuzzyStems`] index, whose build and walk cost the same however many stems there are; later
+//! words of a phrase are compared one to one, with [`prefix_lengths`].
+//!
+//! The index is a symmetric deletion neighbourhood of the stems' starts: for each stem, its
+//! first `key` letters and those letters with each one left out, hashed. A word one edit away
+//! from a stem has, among its own `2 key + 2` probes (its first `key` letters, `key - 1`
+//! letters, and `key` or `key + 1` letters with one left out), one that equals one of the
+//! stem's keys (an edit past the key leaves the first `key` letters alone). A hashed bit set
+//! answers no for most probes in a few instructions; a probe that passes looks its stems up in
+//! a bucketed table, and each stem found is compared with the word letter by letter. Building it
+//! is a few hashes a stem and one counting sort, on any number of stems.
+//!
+//! A word that some list (or `matching.typos.known_words`) knows in its forms is a real word,
+//! not a typo: once a probe has found stems, the word is looked up among the known words first.
 
-use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
-use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::nfa::thompson;
-use regex_automata::util::pool::{Pool, PoolGuard};
-use regex_automata::util::syntax;
-use regex_automata::{Anchored, Input, MatchKind};
-/// How many letters at the start of a word must be right: typos there are rare, and requiring
-/// it keeps the walk short. (Not two: one vowel written for another in the second letter is
-/// among the commonest typos in the pack's language.)
-const EXACT_LETTERS: usize = 1;
+use super::Endings;
 
 /// The byte lengths of the prefixes of `text` (within its first word) that are one edit away
-/// from `stem`, longest first. Only prefixes of one letter fewer to one letter more than the
-/// stem can be, so there are at most three.
-pub(super) fn prefix_lengths(stem: &str, text: &str) -> impl Iterator<Item = usize> {
+/// from `stem`, longest first; an edit of the first letter counts only with `first_letter`.
+/// Only prefixes of one letter fewer to one letter more than the stem can be, so there are at
+/// most three.
+pub(super) fn prefix_lengths(
+    stem: &str,
+    text: &str,
+    first_letter: bool,
+) -> impl Iterator<Item = usize> {
     let word = &text[..super::word_len(text)];
-    let n = stem.chars().count();
+    let mut s = [' '; MAX_LETTERS];
     let mut ends = [0usize; 3];
     let mut found = 0;
-    for (k, (i, c)) in word.char_indices().enumerate() {
-        // `k + 1` letters end here.
-        if k + 2 < n {
-            continue;
-        }
-        if k > n {
-            break;
-        }
-        let end = i + c.len_utf8();
-        if one_edit(stem, &word[..end]) {
-            ends[found] = end;
-            found += 1;
+    if let Some(n) = letters(stem, &mut s) {
+        let mut w = [' '; MAX_LETTERS];
+        let mut byte_end = [0usize; MAX_LETTERS + 1];
+        let m = decode(word, &mut w, &mut byte_end);
+        for k in n.saturating_sub(1).max(1)..=(n + 1).min(m) {
+            if edit_at(&s[..n], &w[..k]).is_some_and(|at| first_letter || at > 0) {
+                ends[found] = byte_end[k];
+                found += 1;
+            }
         }
     }
     ends.into_iter().take(found).rev()
 }
 
-/// Whether `a` and `b` differ by exactly one edit (same first character required).
-pub(super) fn one_edit(a: &str, b: &str) -> bool {
-    if a == b {
-        return false;
+/// Most letters of a stem the index holds, and of a word it reads (a longer word is read up to
+/// there: no stem's prefix reaches further).
+const MAX_LETTERS: usize = 48;
+
+/// The letters of `s`, if it has at most [`MAX_LETTERS`].
+fn letters(s: &str, out: &mut [char; MAX_LETTERS]) -> Option<usize> {
+    let mut n = 0;
+    for c in s.chars() {
+        *out.get_mut(n)? = c;
+        n += 1;
     }
-    let (mut x, mut y) = (a.chars(), b.chars());
-    for _ in 0..EXACT_LETTERS {
-        if x.next() != y.next() {
-            return false;
+    Some(n)
+}
+
+/// The first [`MAX_LETTERS`] letters of `word` into `out`, with the byte offset where each
+/// ends (`ends[k]`: the end of the first `k`); returns how many.
+#[inline]
+fn decode(word: &str, out: &mut [char; MAX_LETTERS], ends: &mut [usize; MAX_LETTERS + 1]) -> usize {
+    let mut n = 0;
+    for (i, c) in word.char_indices() {
+        if n == MAX_LETTERS {
+            break;
         }
+        out[n] = c;
+        ends[n + 1] = i + c.len_utf8();
+        n += 1;
     }
-    // Past the common start, compare what is left.
-    let (mut xs, mut ys) = (x.as_str(), y.as_str());
-    loop {
-        let (mut p, mut q) = (xs.chars(), ys.chars());
-        match (p.next(), q.next()) {
-            (Some(c), Some(d)) if c == d => (xs, ys) = (p.as_str(), q.as_str()),
-            _ => break,
-        }
+    n
+}
+
+/// Where `stem` and `word` differ when they differ by exactly one edit: the index of the first
+/// letter that differs (so a letter missing from a run of equal letters is the last of the
+/// run). A letter after the stem's last is no edit (it starts an ending). A wrong or extra
+/// letter must be of the script of the letter it stands beside (the same 256 code points: a
+/// Cyrillic stem is not matched through a Latin letter, look-alike folding handles those).
+fn edit_at(stem: &[char], word: &[char]) -> Option<usize> {
+    let at = stem.iter().zip(word).take_while(|(a, b)| a == b).count();
+    if at == stem.len() {
+        return None;
     }
-    let (nx, ny) = (xs.chars().count(), ys.chars().count());
-    match nx.abs_diff(ny) {
+    let (s, w) = (&stem[at..], &word[at..]);
+    let script = |c: char, like: char| c as u32 >> 8 == like as u32 >> 8;
+    let fits = match (s.len() as isize) - (w.len() as isize) {
         // Substitution, or two neighbours swapped.
         0 => {
-            after_first(xs) == after_first(ys) || {
-                let (mut p, mut q) = (xs.chars(), ys.chars());
-                let (c0, c1, d0, d1) = (p.next(), p.next(), q.next(), q.next());
-                c1.is_some() && c0 == d1 && c1 == d0 && p.as_str() == q.as_str()
-            }
+            !s.is_empty()
+                && ((s[1..] == w[1..] && script(w[0], s[0]))
+                    || (s.len() >= 2 && s[0] == w[1] && s[1] == w[0] && s[2..] == w[2..]))
         }
-        1 if nx > ny => after_first(xs) == ys,
-        1 => after_first(ys) == xs,
+        // A letter missing from the word.
+        1 => s[1..] == *w,
+        // A letter too many in the word.
+        -1 => w[1..] == *s && script(w[0], s[0]),
         _ => false,
-    }
+    };
+    fits.then_some(at)
 }
 
-/// `s` without its first character.
-fn after_first(s: &str) -> &str {
-    let mut c = s.chars();
-    c.next();
-    c.as_str()
+/// Most letters a key holds: longer keys spare more words the comparison, but a stem shorter
+/// than the key sets it for every stem (each probe is then shorter).
+const MAX_KEY: usize = 5;
+
+/// A probe's hash: the polynomial hash of its letters (so that leaving one out is arithmetic
+/// on the hashes of the word's starts), with its length mixed in and the bits spread.
+const BASE: u64 = 0x0000_0100_0000_01B3;
+
+#[inline]
+fn finish(hash: u64, len: usize) -> u64 {
+    (hash ^ (len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }
 
-/// How much memory the lazy DFA may keep per thread before it starts again; a pack's stems
-/// need a fraction of it. If the variants need more, the next size is tried.
-const CACHE_BYTES: [usize; 3] = [2 << 20, 16 << 20, 64 << 20];
+/// The hash of `letters`, unfinished.
+fn poly(letters: &[char]) -> u64 {
+    letters.iter().fold(0u64, |h, &c| {
+        h.wrapping_mul(BASE).wrapping_add(u64::from(c))
+    })
+}
 
-type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
+/// A stem of the index.
+#[derive(Debug, Clone, Copy)]
+struct Stem {
+    /// Where its letters start in `FuzzyStems::letters`, and how many.
+    at: u32,
+    len: u8,
+    /// Whether its first letter may be the edit.
+    first_letter: bool,
+    /// The index the caller gave it.
+    index: u32,
+}
 
-/// A search cache of the typo DFA, held while one message is read.
-pub(super) type FuzzyCache<'a> = PoolGuard<'a, Cache, CacheFn>;
+/// A typo-tolerant stem for [`FuzzyStems::new`]: its text, the caller's index, and whether an
+/// edit of its first letter counts.
+#[derive(Debug, Clone)]
+pub(super) struct TolerantStem {
+    pub stem: String,
+    pub index: usize,
+    pub first_letter: bool,
+}
 
-/// The tolerant first stems of all lists, searched together.
+/// The tolerant first stems of all lists, and the words that are never typos.
 #[derive(Clone)]
 pub(super) struct FuzzyStems {
-    dfa: Arc<DFA>,
-    /// One search cache per thread (the lazy DFA fills it as it meets new states).
-    caches: Arc<Pool<Cache, CacheFn>>,
-    /// The stems, by pattern, and the index each was given.
-    stems: Vec<(String, usize)>,
+    letters: Vec<char>,
+    stems: Vec<Stem>,
+    /// How many letters of a stem's start make its keys.
+    key: usize,
     /// The fewest letters of a stem: a shorter word, even with one letter missing, matches none.
     min_letters: usize,
-    /// (first letter, second or third letter) of every stem, as bits of a hashed set: with one
-    /// edit after the first letter, a word's second or third letter is one of its stem's
-    /// second and third. Most words fail this test and cost no search (a hash collision only
-    /// costs one).
-    pairs: Box<[u64; PAIR_WORDS]>,
-    /// The first four letters of every word a stem matches with its typo (when every stem
-    /// has five letters or more): the finer test, for the words the pairs let through.
-    starts: Option<Starts>,
-}
-
-/// Size of the pair set, in 64-bit words.
-const PAIR_WORDS: usize = 64;
-
-/// The bit of the pair set for (first, other).
-fn pair_bit(first: char, other: char) -> (usize, u64) {
-    let h = (first as u32).wrapping_mul(0x9E37_79B1) ^ (other as u32).wrapping_mul(0x85EB_CA77);
-    let bit = (h >> 16) as usize % (PAIR_WORDS * 64);
-    (bit / 64, 1 << (bit % 64))
+    /// The keys as bits of a hashed set: the top `bit_bits` bits of a finished hash.
+    bits: Vec<u64>,
+    bit_bits: u32,
+    /// The keys' stems by bucket (the next `bucket_bits` bits): bucket `b` holds
+    /// `entries[starts[b]..starts[b + 1]]`, each a key's fingerprint and its stem.
+    starts: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+    bucket_bits: u32,
+    /// The powers of the hash's base.
+    pow: [u64; MAX_KEY + 1],
+    known: Arc<KnownWords>,
 }
 
 impl std::fmt::Debug for FuzzyStems {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FuzzyStems")
             .field("stems", &self.stems.len())
+            .field("keys", &self.entries.len())
             .finish()
     }
 }
@@ -143,77 +186,116 @@ pub(super) struct FuzzyHit {
     pub len: usize,
 }
 
-/// Why the typo automaton could not be built.
+/// Why the typo index could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("the typo-tolerant stems could not be compiled: {0}")]
 pub(super) struct FuzzyError(String);
 
+/// The bit of a finished hash in a set of `1 << bits` bits.
+#[inline]
+fn bit_of(h: u64, bits: u32) -> (usize, u64) {
+    let at = (h >> (64 - bits)) as usize;
+    (at / 64, 1 << (at % 64))
+}
+
+#[inline]
+fn bucket_of(h: u64, bits: u32) -> usize {
+    (h.rotate_left(24) >> (64 - bits)) as usize
+}
+
+#[inline]
+fn fingerprint(h: u64) -> u32 {
+    h as u32
+}
+
 impl FuzzyStems {
-    /// Builds the automaton from `(stem, index)` pairs; stems must be distinct.
-    pub fn new(stems: Vec<(String, usize)>) -> Result<Self, FuzzyError> {
-        let min_letters = stems
-            .iter()
-            .map(|(s, _)| s.chars().count())
-            .min()
-            .unwrap_or(0);
-        let mut pairs = Box::new([0u64; PAIR_WORDS]);
-        for (stem, _) in &stems {
-            let mut c = stem.chars();
-            let Some(first) = c.next() else { continue };
-            for other in c.take(2) {
-                let (word, bit) = pair_bit(first, other);
-                pairs[word] |= bit;
+    /// Builds the index of `stems` (distinct; a stem of more than [`MAX_LETTERS`] letters or
+    /// none is left out). `known` are the words never read as a typo.
+    pub fn new(stems: Vec<TolerantStem>, known: Arc<KnownWords>) -> Result<Self, FuzzyError> {
+        let mut letters = Vec::new();
+        let mut kept = Vec::with_capacity(stems.len());
+        for s in &stems {
+            let at = letters.len();
+            letters.extend(s.stem.chars());
+            let len = letters.len() - at;
+            if len == 0 || len >= MAX_LETTERS {
+                letters.truncate(at);
+                continue;
             }
+            let too_many = || FuzzyError(format!("{} tolerant stems", stems.len()));
+            kept.push(Stem {
+                at: u32::try_from(at).map_err(|_| too_many())?,
+                len: u8::try_from(len).map_err(|_| too_many())?,
+                first_letter: s.first_letter,
+                index: u32::try_from(s.index).map_err(|_| too_many())?,
+            });
         }
-        // A wrong or extra letter is any character of the 128-code-point blocks the stems are
-        // written in (a word of the message only has word characters to offer).
-        let mut blocks: Vec<u32> = stems
-            .iter()
-            .flat_map(|(s, _)| s.chars())
-            .map(|c| c as u32 >> 7)
-            .collect();
-        blocks.sort_unstable();
-        blocks.dedup();
-        let class: String = blocks
-            .iter()
-            .map(|b| format!("\\x{{{:X}}}-\\x{{{:X}}}", b << 7, (b << 7) | 0x7F))
-            .collect();
-        let class = format!("[{class}]");
-        let alphabet: Vec<char> = blocks
-            .iter()
-            .flat_map(|b| (b << 7..=(b << 7) | 0x7F).filter_map(char::from_u32))
-            .collect();
-        let starts = Starts::new(&stems, &alphabet);
-        let patterns: Vec<String> = stems.iter().map(|(s, _)| variants(s, &class)).collect();
-        let mut last = None;
-        for bytes in CACHE_BYTES {
-            let built = DFA::builder()
-                .configure(
-                    DFA::config()
-                        .match_kind(MatchKind::All)
-                        .cache_capacity(bytes),
-                )
-                .syntax(syntax::Config::new().unicode(true).utf8(true))
-                .thompson(thompson::Config::new().shrink(false))
-                .build_many(&patterns);
-            match built {
-                Ok(dfa) => {
-                    let dfa = Arc::new(dfa);
-                    let for_pool = Arc::clone(&dfa);
-                    let create: CacheFn = Box::new(move || for_pool.create_cache());
-                    return Ok(Self {
-                        dfa,
-                        caches: Arc::new(Pool::new(create)),
-                        stems,
-                        min_letters,
-                        pairs,
-                        starts,
-                    });
+        let min_letters = kept.iter().map(|s| usize::from(s.len)).min().unwrap_or(0);
+        let key = min_letters.clamp(1, MAX_KEY);
+        // Each stem's keys: its first `key` letters with one left out.
+        let mut hashes: Vec<(u64, u32)> = Vec::with_capacity(kept.len() * key);
+        let mut buf = [' '; MAX_KEY];
+        for (i, s) in (0u32..).zip(&kept) {
+            let start = &letters[s.at as usize..s.at as usize + key];
+            // Leaving out the first letter stands for a wrong or missing one there: only for
+            // stems that allow it (a first letter swapped or put before is found through the
+            // others, and refused by the comparison).
+            let from = usize::from(!s.first_letter);
+            for left_out in from..key {
+                let mut n = 0;
+                for (k, &c) in start.iter().enumerate() {
+                    if k != left_out {
+                        buf[n] = c;
+                        n += 1;
+                    }
                 }
-                Err(e) => last = Some(e.to_string()),
+                hashes.push((finish(poly(&buf[..n]), key - 1), i));
             }
         }
-        Err(FuzzyError(last.unwrap_or_default()))
+        // Bucketed by one counting pass, not sorted: a key a stem has twice (a letter left out
+        // of a run of equal ones) only finds it twice, and the comparison sees it once.
+        let keys = hashes.len().max(1);
+        // About sixteen bits a key: one probe in sixteen that no stem has gets past the set.
+        let bit_bits = (keys * 16)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(6, 30);
+        let bucket_bits = keys.next_power_of_two().trailing_zeros().clamp(1, 28);
+        let mut bits = vec![0u64; (1usize << bit_bits) / 64];
+        let mut starts = vec![0u32; (1usize << bucket_bits) + 1];
+        for &(h, _) in &hashes {
+            let (w, b) = bit_of(h, bit_bits);
+            bits[w] |= b;
+            starts[bucket_of(h, bucket_bits) + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut fill = starts.clone();
+        let mut entries = vec![(0u32, 0u32); hashes.len()];
+        for &(h, stem) in &hashes {
+            let b = bucket_of(h, bucket_bits);
+            entries[fill[b] as usize] = (fingerprint(h), stem);
+            fill[b] += 1;
+        }
+        Ok(Self {
+            letters,
+            stems: kept,
+            key,
+            min_letters,
+            bits,
+            bit_bits,
+            starts,
+            entries,
+            bucket_bits,
+            pow: std::array::from_fn(|k| (0..k).fold(1u64, |p, _| p.wrapping_mul(BASE))),
+            known,
+        })
+    }
+
+    /// Adds `words` (normalised) to the known words, each matched as written.
+    pub fn know<'a>(&mut self, words: impl IntoIterator<Item = &'a str>) {
+        Arc::make_mut(&mut self.known).extend(words);
     }
 
     /// The fewest letters a tolerant stem has.
@@ -221,207 +303,276 @@ impl FuzzyStems {
         self.min_letters
     }
 
+    /// The stems whose key is `h` (finished), added to `found` (at most its capacity; a key of
+    /// more stems than that is a pack of thousands of near-identical stems).
+    #[inline(always)]
+    fn probe(&self, h: u64, found: &mut Found) {
+        let (w, b) = bit_of(h, self.bit_bits);
+        if self.bits[w] & b == 0 {
+            return;
+        }
+        let bucket = bucket_of(h, self.bucket_bits);
+        let (from, to) = (self.starts[bucket], self.starts[bucket + 1]);
+        for &(fp, stem) in &self.entries[from as usize..to as usize] {
+            if fp == fingerprint(h) {
+                found.push(stem);
+            }
+        }
+    }
+
     /// Calls `f` for each tolerant stem one edit away from a prefix of `word` (one word, from
-    /// its start to its end).
-    ///
-    /// `cache` is this thread's search cache, taken from the pool by the first word that needs
-    /// it and kept for the rest of the message.
-    #[inline]
-    pub fn walk<'a>(
-        &'a self,
-        cache: &mut Option<FuzzyCache<'a>>,
-        word: &str,
-        mut f: impl FnMut(FuzzyHit),
-    ) {
+    /// its start to its end), unless the word is a known one.
+    #[inline(never)]
+    pub fn walk(&self, word: &str, mut f: impl FnMut(FuzzyHit)) {
+        let key = self.key;
         // One letter may be missing from the word, no more (a letter has at least one byte).
-        if word.len() + 1 < self.min_letters {
+        if word.len() + 1 < self.min_letters || self.stems.is_empty() {
             return;
         }
-        let mut letters = word.chars();
-        let (Some(a), b, c) = (letters.next(), letters.next(), letters.next()) else {
-            return;
-        };
-        let paired = |x: Option<char>| {
-            x.is_some_and(|x| {
-                let (word, bit) = pair_bit(a, x);
-                self.pairs[word] & bit != 0
-            })
-        };
-        if !paired(b) && !paired(c)
-            || super::char_len(word) + 1 < self.min_letters
-            || self.starts.as_ref().is_some_and(|s| !s.contains(word))
+        // The hashes of the word's first `key + 1` letters: all the probes need.
+        let mut h = [0u64; MAX_KEY + 1];
+        let mut n = 0;
+        for c in word.chars().take(key) {
+            h[n + 1] = h[n].wrapping_mul(BASE).wrapping_add(u64::from(c));
+            n += 1;
+        }
+        if n + 1 < self.min_letters
+            || (n == key
+                && key + 1 < self.min_letters
+                && super::char_len(word) + 1 < self.min_letters)
         {
             return;
         }
-        let cache = cache.get_or_insert_with(|| self.caches.get());
-        let input = Input::new(word).anchored(Anchored::Yes);
-        // The DFA is walked by hand, one transition a byte, until no variant can go on. A
-        // match state reached on the byte at `at` means variants that end at `at` (the DFA
-        // reports matches one byte late), and the end of the word is one more transition. The
-        // walk cannot give up: no clear count is set, so the cache starts again instead.
-        let Ok(mut sid) = self.dfa.start_state_forward(cache, &input) else {
-            return;
+        let pow = &self.pow;
+        // The hash of the first `m` letters with letter `i` left out.
+        let without = |m: usize, i: usize| {
+            let tail = h[m].wrapping_sub(h[i + 1].wrapping_mul(pow[m - 1 - i]));
+            h[i].wrapping_mul(pow[m - 1 - i]).wrapping_add(tail)
         };
-        let mut report = |cache: &Cache, sid, end: usize| {
-            for k in 0..self.dfa.match_len(cache, sid) {
-                let pattern = self.dfa.match_pattern(cache, sid, k).as_usize();
-                let Some((stem, index)) = self.stems.get(pattern) else {
-                    continue;
-                };
-                // A variant may spell the stem itself (a letter "replaced" by itself): not a
-                // typo.
-                if word.get(..end).is_some_and(|p| one_edit(stem, p)) {
-                    f(FuzzyHit {
-                        stem: *index,
-                        len: end,
-                    });
-                }
+        // Each probe is the word's first `key` letters with one left out; it equals a key of
+        // every stem one edit away: with letter `i` wrong, key `i`; with `i` and the next
+        // swapped, key `i + 1`; with a letter put in before `i`, or any edit past the key,
+        // the last key (the stem's first `key - 1` letters). A word of `key - 1` letters is
+        // its own probe (a letter missing from it).
+        let mut found = Found::default();
+        if n >= key {
+            for i in 0..key {
+                self.probe(finish(without(key, i), key - 1), &mut found);
             }
-        };
-        for (at, &byte) in word.as_bytes().iter().enumerate() {
-            let Ok(next) = self.dfa.next_state(cache, sid, byte) else {
-                return;
-            };
-            sid = next;
-            if sid.is_tagged() {
-                if sid.is_match() {
-                    report(cache, sid, at);
-                }
-                if sid.is_dead() || sid.is_quit() {
-                    return;
+        } else if n + 1 == key {
+            self.probe(finish(h[n], n), &mut found);
+        }
+        if found.len == 0 {
+            return;
+        }
+        self.compare(word, found, &mut f);
+    }
+
+    /// The stems `found` by the probes of `word`, each compared with it letter by letter,
+    /// unless `word` is a known word.
+    #[inline(never)]
+    fn compare(&self, word: &str, found: Found, f: &mut impl FnMut(FuzzyHit)) {
+        let mut w = [' '; MAX_LETTERS];
+        let mut ends = [0usize; MAX_LETTERS + 1];
+        let n = decode(word, &mut w, &mut ends);
+        let mut hits = [(0usize, 0usize); 16];
+        let mut count = 0;
+        let mut seen = Found::default();
+        for &i in found.as_slice() {
+            if seen.as_slice().contains(&i) {
+                continue;
+            }
+            seen.push(i);
+            let s = self.stems[i as usize];
+            let stem = &self.letters[s.at as usize..s.at as usize + usize::from(s.len)];
+            let len = usize::from(s.len);
+            for m in (len.saturating_sub(1).max(1)..=(len + 1).min(n)).rev() {
+                if count < hits.len()
+                    && edit_at(stem, &w[..m]).is_some_and(|at| s.first_letter || at > 0)
+                {
+                    hits[count] = (s.index as usize, ends[m]);
+                    count += 1;
                 }
             }
         }
-        if let Ok(last) = self.dfa.next_eoi_state(cache, sid)
-            && last.is_match()
-        {
-            report(cache, last, word.len());
+        if count == 0 || self.known.knows(word, &w[..n], &ends) {
+            return;
+        }
+        for &(stem, len) in &hits[..count] {
+            f(FuzzyHit { stem, len });
         }
     }
 }
 
-/// A hashed set of four-letter word starts.
-#[derive(Clone)]
-struct Starts {
+/// The stems a word's probes found (a few; more are dropped).
+#[derive(Default, Clone, Copy)]
+struct Found {
+    items: [u32; 16],
+    len: usize,
+}
+
+impl Found {
+    #[inline]
+    fn push(&mut self, stem: u32) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = stem;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        &self.items[..self.len]
+    }
+}
+
+/// Words that are never read as a typo of a stem: every word of every entry, in its forms (the
+/// word and one of the language's endings), and the words of `matching.typos.known_words`, as
+/// written (a list of forms: matched in their forms, a short word would cover typos of long ones).
+#[derive(Debug, Clone, Default)]
+pub(super) struct KnownWords {
+    /// The hash of each word matched in its forms, and of each matched as written, sorted.
+    forms: Vec<u64>,
+    exact: Vec<u64>,
+    /// Both as bits of a hashed set (the top `bit_bits` bits), looked at first.
     bits: Vec<u64>,
-    mask: u64,
+    bit_bits: u32,
+    endings: Option<Arc<Endings>>,
 }
 
-impl Starts {
-    /// The first four letters of every one-edit variant of every stem, a wrong or extra letter
-    /// being any of `alphabet`; `None` when a stem has four letters or fewer (a variant could
-    /// then be shorter than four letters).
-    fn new(stems: &[(String, usize)], alphabet: &[char]) -> Option<Self> {
-        let keys = stems.len() * (6 * alphabet.len() + 8);
-        // About sixteen bits a key: one word in sixteen that no stem starts gets through.
-        let len = (keys * 16).next_power_of_two().clamp(1 << 12, 1 << 24);
-        let mut set = Starts {
-            bits: vec![0; len / 64],
-            mask: len as u64 - 1,
+impl KnownWords {
+    /// The words (normalised), matched in their forms with `endings`.
+    pub fn new<'a>(
+        words: impl IntoIterator<Item = &'a str>,
+        endings: Option<Arc<Endings>>,
+    ) -> Self {
+        let mut known = Self {
+            endings,
+            ..Self::default()
         };
-        for (stem, _) in stems {
-            // Edits after the fifth letter leave the first four alone; only the first four
-            // letters of a variant are kept, so each is built in a small array.
-            let mut c = ['\0'; 6];
-            let mut n = 0;
-            for (slot, ch) in c.iter_mut().zip(stem.chars()) {
-                *slot = ch;
-                n += 1;
-            }
-            if n < 5 {
-                return None;
-            }
-            set.insert(c);
-            for e in EXACT_LETTERS..4 {
-                // Letter `e` dropped, swapped with the next, replaced, or a letter put before it.
-                let mut dropped = c;
-                dropped.copy_within(e + 1.., e);
-                set.insert(dropped);
-                let mut swapped = c;
-                swapped.swap(e, e + 1);
-                set.insert(swapped);
-                for &x in alphabet {
-                    let mut replaced = c;
-                    replaced[e] = x;
-                    set.insert(replaced);
-                    let mut added = c;
-                    added.copy_within(e..5, e + 1);
-                    added[e] = x;
-                    set.insert(added);
-                }
-            }
+        let hashes = Self::hashes(words);
+        known.forms = hashes;
+        known.index();
+        known
+    }
+
+    /// The hashes of `words`, sorted.
+    fn hashes<'a>(words: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
+        let mut buf = [' '; MAX_LETTERS];
+        let mut hashes: Vec<u64> = words
+            .into_iter()
+            .filter_map(|w| {
+                let n = letters(w, &mut buf)?;
+                (n > 0).then(|| finish(poly(&buf[..n]), n))
+            })
+            .collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes
+    }
+
+    /// Adds `words` (normalised), matched as written.
+    fn extend<'a>(&mut self, words: impl IntoIterator<Item = &'a str>) {
+        self.exact.extend(Self::hashes(words));
+        self.exact.sort_unstable();
+        self.exact.dedup();
+        self.index();
+    }
+
+    fn index(&mut self) {
+        let all = self.forms.len() + self.exact.len();
+        self.bit_bits = (all.max(1) * 16)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(6, 30);
+        self.bits = vec![0u64; (1usize << self.bit_bits) / 64];
+        for &h in self.forms.iter().chain(&self.exact) {
+            let (w, b) = bit_of(h, self.bit_bits);
+            self.bits[w] |= b;
         }
-        Some(set)
     }
 
-    fn bit(&self, [a, b, c, d]: [char; 4]) -> (usize, u64) {
-        // Three letters fill 63 bits; the fourth is mixed in; the high bits of a multiplicative
-        // hash are taken.
-        let packed = u64::from(a) | u64::from(b) << 21 | u64::from(c) << 42;
-        let h = (packed ^ u64::from(d).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let at = (h >> (64 - self.mask.count_ones())) & self.mask;
-        ((at / 64) as usize, 1 << (at % 64))
-    }
-
-    fn insert(&mut self, [a, b, c, d, ..]: [char; 6]) {
-        let (word, bit) = self.bit([a, b, c, d]);
-        self.bits[word] |= bit;
-    }
-
-    /// Whether a word that starts like `word` may be in the set (false for fewer than four
-    /// letters).
-    fn contains(&self, word: &str) -> bool {
-        let mut l = word.chars();
-        let (Some(a), Some(b), Some(c), Some(d)) = (l.next(), l.next(), l.next(), l.next()) else {
+    /// Whether `word` (its letters `w`, `ends[k]` the byte end of the first `k`) is a known
+    /// word (in one of its forms).
+    #[inline(never)]
+    fn knows(&self, word: &str, w: &[char], ends: &[usize; MAX_LETTERS + 1]) -> bool {
+        if self.bits.is_empty() {
             return false;
-        };
-        let (word, bit) = self.bit([a, b, c, d]);
-        self.bits[word] & bit != 0
-    }
-}
-
-/// The regular expression of every prefix one edit away from `stem` (first letter kept):
-/// a letter replaced, added or dropped, or two neighbours swapped. `letter` is the class a
-/// replaced or added letter belongs to.
-fn variants(stem: &str, letter: &str) -> String {
-    let c: Vec<char> = stem.chars().collect();
-    let lit = |part: &[char]| regex_syntax::escape(&part.iter().collect::<String>());
-    let n = c.len();
-    let mut alternatives = Vec::with_capacity(4 * n);
-    for i in EXACT_LETTERS..n {
-        let (before, at, after) = (lit(&c[..i]), lit(&c[i..]), lit(&c[i + 1..]));
-        alternatives.push(format!("{before}{letter}{after}"));
-        alternatives.push(format!("{before}{letter}{at}"));
-        alternatives.push(format!("{before}{after}"));
-        if i + 1 < n {
-            let swapped = lit(&[c[i + 1], c[i]]);
-            alternatives.push(format!("{before}{swapped}{}", lit(&c[i + 2..])));
         }
+        let mut h = 0u64;
+        let mut prefixes = [0u64; MAX_LETTERS + 1];
+        for (k, &c) in w.iter().enumerate() {
+            h = h.wrapping_mul(BASE).wrapping_add(u64::from(c));
+            prefixes[k + 1] = h;
+        }
+        let n = w.len();
+        let whole = finish(prefixes[n], n);
+        let (i, b) = bit_of(whole, self.bit_bits);
+        if self.bits[i] & b != 0 && self.exact.binary_search(&whole).is_ok() {
+            return true;
+        }
+        // The word itself, or a word of an entry and an ending (no longer than the longest).
+        let longest = self.endings.as_ref().map_or(0, |e| e.longest());
+        (1..=n)
+            .rev()
+            .take_while(|&m| word.len() - ends[m] <= longest)
+            .any(|m| {
+                let rest = &word[ends[m]..];
+                let h = finish(prefixes[m], m);
+                let (i, b) = bit_of(h, self.bit_bits);
+                self.bits[i] & b != 0
+                    && self.forms.binary_search(&h).is_ok()
+                    && (rest.is_empty() || self.endings.as_ref().is_some_and(|e| e.allows(rest)))
+            })
     }
-    format!("(?:{})", alternatives.join("|"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Whether `a` and `b` differ by exactly one edit (a letter wrong, missing, extra, or two
+    /// neighbours swapped); an edit of the first letter counts only with `first_letter`.
+    fn one_edit(a: &str, b: &str, first_letter: bool) -> bool {
+        let mut x = [' '; MAX_LETTERS];
+        let mut y = [' '; MAX_LETTERS];
+        let (Some(nx), Some(ny)) = (letters(a, &mut x), letters(b, &mut y)) else {
+            return false;
+        };
+        edit_at(&x[..nx], &y[..ny]).is_some_and(|at| first_letter || at > 0)
+    }
+
+    fn tolerant(stems: &[(&str, usize)], first_letter: bool) -> FuzzyStems {
+        tolerant_knowing(stems, first_letter, &[])
+    }
+
+    fn tolerant_knowing(stems: &[(&str, usize)], first_letter: bool, known: &[&str]) -> FuzzyStems {
+        let stems = stems
+            .iter()
+            .map(|&(stem, index)| TolerantStem {
+                stem: stem.to_owned(),
+                index,
+                first_letter,
+            })
+            .collect();
+        let known = KnownWords::new(known.iter().copied(), None);
+        FuzzyStems::new(stems, Arc::new(known)).expect("builds")
+    }
+
     fn found(stems: &FuzzyStems, word: &str) -> Vec<(usize, usize)> {
         let mut hits = Vec::new();
-        stems.walk(&mut None, word, |h| hits.push((h.stem, h.len)));
+        stems.walk(word, |h| hits.push((h.stem, h.len)));
         hits
     }
 
     #[test]
-    fn one_edit_after_the_first_letter_matches_and_the_stem_itself_does_not() {
-        let stems =
-            FuzzyStems::new(vec![("calendar".into(), 7), ("price".into(), 9)]).expect("builds");
+    fn one_edit_matches_and_the_stem_itself_does_not() {
+        let stems = tolerant(&[("calendar", 7), ("price", 9)], false);
         assert_eq!(found(&stems, "calender"), [(7, 8)]);
         assert_eq!(found(&stems, "calndars"), [(7, 7)]);
         assert_eq!(found(&stems, "caelndar"), [(7, 8)]);
         assert_eq!(found(&stems, "callendar"), [(7, 9)]);
         assert_eq!(found(&stems, "prise"), [(9, 5)]);
-        // The first letter is not forgiven, two edits are too many.
+        // Without `first_letter`, the first letter is not forgiven; two edits are too many.
         assert!(found(&stems, "kalendar").is_empty());
         assert!(found(&stems, "calnder").is_empty());
         // The stem itself is not a typo; its prefix one letter short is (the scanner reads a
@@ -429,17 +580,32 @@ mod tests {
         assert_eq!(found(&stems, "calendars"), [(7, 7)]);
     }
 
-    /// Every one-edit variant, whatever letter and wherever, passes the quick tests before the
-    /// walk: they only spare words that cannot match.
     #[test]
-    fn the_quick_tests_let_every_variant_through() {
-        let stems =
-            FuzzyStems::new(vec![("calendar".into(), 0), ("price".into(), 1)]).expect("builds");
-        assert!(stems.starts.is_some());
-        for (stem, index) in [("calendar", 0), ("price", 1)] {
+    fn with_first_letter_an_edit_there_counts_too() {
+        let stems = tolerant(&[("calendar", 7), ("price", 9)], true);
+        for (typo, len) in [
+            ("kalendar", 8),
+            ("alendar", 7),
+            ("aclendar", 8),
+            ("xcalendar", 9),
+            ("rpice", 5),
+        ] {
+            let hits = found(&stems, typo);
+            assert!(hits.iter().any(|h| h.1 == len), "{typo}: {hits:?}");
+        }
+        assert!(found(&stems, "kalendr").is_empty(), "two edits");
+    }
+
+    /// Every one-edit variant, whatever letter and wherever, is found: the probes only spare
+    /// words that cannot match.
+    #[test]
+    fn every_variant_is_found_and_unrelated_words_probe_nothing() {
+        let list = [("calendar", 0), ("price", 1), ("dollar", 2)];
+        let stems = tolerant(&list, true);
+        for (stem, index) in list {
             let c: Vec<char> = stem.chars().collect();
             let mut variants = Vec::new();
-            for e in 1..c.len() {
+            for e in 0..c.len() {
                 let mut v = c.clone();
                 v.remove(e);
                 variants.push(v);
@@ -470,36 +636,65 @@ mod tests {
                 }
             }
         }
-        // Words that start like no variant are spared the walk.
-        let starts = stems.starts.as_ref().expect("built");
-        let unrelated = [
-            "cold", "carpet", "prawn", "cube", "crown", "pluto", "cherry", "pounds", "coins",
-            "party", "court", "pigeon",
-        ];
-        let spared = unrelated.iter().filter(|w| !starts.contains(w)).count();
-        assert!(spared >= 9, "{spared} of 12 unrelated words filtered");
-        assert!(starts.contains("prize"), "a real variant of price");
+        for unrelated in [
+            "cold", "carpet", "prawn", "cube", "crown", "pluto", "cherry",
+        ] {
+            assert!(found(&stems, unrelated).is_empty(), "{unrelated}");
+        }
+    }
+
+    #[test]
+    fn a_known_word_is_never_a_typo() {
+        let stems = tolerant_knowing(&[("stop", 0)], true, &["stoat"]);
+        assert!(found(&stems, "stpo").contains(&(0, 4)));
+        assert!(found(&stems, "stoat").is_empty());
+        assert!(
+            found(&stems, "stoap").contains(&(0, 5)),
+            "one letter off is still a typo"
+        );
+    }
+
+    #[test]
+    fn a_wrong_letter_must_be_of_the_stems_script() {
+        let stems = tolerant(&[("\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C2}", 0)], false);
+        assert_eq!(
+            found(&stems, "\u{3BB}\u{3CC}\u{3B3}\u{3B1}\u{3C2}").len(),
+            1
+        );
+        assert!(found(&stems, "\u{3BB}\u{3CC}\u{3B3}o\u{3C2}").is_empty());
     }
 
     #[test]
     fn the_prefix_before_the_walk_agrees_with_one_edit() {
-        assert!(one_edit("price", "prise"));
-        assert!(!one_edit("price", "price"));
+        assert!(one_edit("price", "prise", false));
+        assert!(!one_edit("price", "price", true));
         for typo in ["caelndar", "calendr", "calenndar", "clendar", "calendaz"] {
-            assert!(one_edit("calendar", typo), "{typo}");
+            assert!(one_edit("calendar", typo, false), "{typo}");
         }
         for far in ["xalendar", "caelndr", "calendarss", "cal"] {
-            assert!(!one_edit("calendar", far), "{far}");
+            assert!(!one_edit("calendar", far, false), "{far}");
         }
+        assert!(one_edit("calendar", "xalendar", true));
+        assert!(one_edit("calendar", "alendar", true));
         // Letters of two bytes count as one.
         assert!(one_edit(
             "\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C2}",
-            "\u{3BB}\u{3CC}\u{3BF}\u{3B3}\u{3C2}"
+            "\u{3BB}\u{3CC}\u{3BF}\u{3B3}\u{3C2}",
+            false
         ));
-        assert!(!one_edit("ab", "a\u{3B3}\u{3B3}"));
+        assert!(!one_edit("ab", "a\u{3B3}\u{3B3}", true));
         assert_eq!(
-            prefix_lengths("price", "prise-list").collect::<Vec<_>>(),
+            prefix_lengths("price", "prise-list", false).collect::<Vec<_>>(),
             [5]
+        );
+        assert_eq!(
+            prefix_lengths("price", "rpice list", true).collect::<Vec<_>>(),
+            [5]
+        );
+        assert!(
+            prefix_lengths("price", "rpice list", false)
+                .next()
+                .is_none()
         );
     }
 }

@@ -152,6 +152,11 @@ impl Endings {
         rest.is_empty() || (rest.len() <= self.longest && self.set.contains(rest))
     }
 
+    /// The length in bytes of the longest ending.
+    pub fn longest(&self) -> usize {
+        self.longest
+    }
+
     /// How many endings there are.
     pub fn len(&self) -> usize {
         self.set.len()

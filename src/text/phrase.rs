@@ -22,6 +22,8 @@ pub(super) struct Word {
     pub gap_before: usize,
     /// Whether this word may be matched with one letter wrong, missing or extra.
     pub fuzzy: bool,
+    /// Whether that letter may be its first one.
+    pub typo_first: bool,
     /// The word must be the stem and one of the language's endings (an unmarked stem when
     /// the language declares them); otherwise any word that starts with the stem.
     pub forms: bool,
@@ -75,6 +77,16 @@ impl<'a> Words<'a> {
         !w.forms || self.endings.is_some_and(|e| e.allows(rest))
     }
 
+    /// Whether `rest`, what follows word `w`'s stem read with a typo, lets it match: a typo is
+    /// read in the word's forms only, even for a stem that starts any word (`*`), so that a
+    /// longer word one letter off a stem is not taken for it («прямой» is no `промо*`).
+    pub fn typo_ending_fits(&self, w: &Word, rest: &str) -> bool {
+        if rest.is_empty() || !w.ends_in_word {
+            return true;
+        }
+        !w.whole && self.endings.is_none_or(|e| e.allows(rest))
+    }
+
     /// How many bytes of word characters follow `pos`: the rest of the word `pos` is in.
     pub fn rest_of_word(&self, pos: usize) -> usize {
         self.around(pos).1
@@ -91,13 +103,21 @@ impl<'a> Words<'a> {
     }
 }
 
-/// Parses an entry (already normalised). `gap` is how many words a `…` allows; `fuzzy_from`
-/// the length in characters from which a stem tolerates one typo (`None`: never); `forms`
-/// whether an unmarked stem matches the word in its forms (the language declares endings).
+/// From how many letters a stem of a typo-tolerant list tolerates one typo, and one of its
+/// first letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TypoLengths {
+    pub from: usize,
+    pub first_letter_from: usize,
+}
+
+/// Parses an entry (already normalised). `gap` is how many words a `…` allows; `typos` the
+/// lengths in letters from which a stem tolerates one typo (`None`: never); `forms` whether an
+/// unmarked stem matches the word in its forms (the language declares endings).
 pub(super) fn parse_phrase(
     entry: &str,
     gap: usize,
-    fuzzy_from: Option<usize>,
+    typos: Option<TypoLengths>,
     forms: bool,
 ) -> Result<Phrase, EntryError> {
     let mut words: Vec<Word> = Vec::new();
@@ -126,7 +146,8 @@ pub(super) fn parse_phrase(
             stem: stem.to_owned(),
             whole,
             gap_before: std::mem::take(&mut pending_gap),
-            fuzzy: fuzzy_from.is_some_and(|k| letters >= k),
+            fuzzy: typos.is_some_and(|t| letters >= t.from),
+            typo_first: typos.is_some_and(|t| letters >= t.from.max(t.first_letter_from)),
             forms: forms && !whole && !starts,
             ends_in_word: stem.chars().next_back().is_some_and(is_word),
             starts_in_word: stem.chars().next().is_some_and(is_word),
@@ -142,13 +163,14 @@ pub(super) fn parse_phrase(
 }
 
 /// An entry and the phrases it stands for. `rate & dollar` is both orders with a gap between
-/// ("dollar, what rate", "rate of the dollar"); in a typo-tolerant list (`fuzzy_from`), a phrase
+/// ("dollar, what rate", "rate of the dollar"); in a typo-tolerant list (`typos`), a phrase
 /// of two words of four letters or more also stands for them glued ("whatprice") and split one
-/// letter off ("wha tprice", "whatp rice").
+/// letter off ("wha tprice", "whatp rice"). (A first letter missing or swapped is a typo like
+/// any other: the typo index finds it.)
 pub(super) fn parse_variants(
     entry: &str,
     gap: usize,
-    fuzzy_from: Option<usize>,
+    typos: Option<TypoLengths>,
     forms: bool,
 ) -> Result<Vec<Phrase>, EntryError> {
     let parts: Vec<&str> = entry.split_whitespace().collect();
@@ -165,57 +187,16 @@ pub(super) fn parse_variants(
         let mut out = Vec::new();
         for order in permutations(words.len()) {
             let text: Vec<&str> = order.iter().map(|&k| words[k]).collect();
-            out.push(parse_phrase(
-                &text.join(" … "),
-                gap.max(1),
-                fuzzy_from,
-                forms,
-            )?);
+            out.push(parse_phrase(&text.join(" … "), gap.max(1), typos, forms)?);
         }
         return Ok(out);
     }
-    let phrase = parse_phrase(entry, gap, fuzzy_from, forms)?;
+    let phrase = parse_phrase(entry, gap, typos, forms)?;
     let mut out = vec![phrase];
-    if let Some(k) = fuzzy_from {
+    if typos.is_some() {
         out.extend(glued_and_split(&out[0]));
-        out.extend(first_letter_slips(&out[0], k));
     }
     Ok(out)
-}
-
-/// Fewest letters of a first word whose first letter may be missing or swapped: a shorter
-/// stem without its first letter is too often another word.
-pub(super) const FIRST_LETTER_SLIP_FROM: usize = 6;
-
-/// The phrase with its first word's first letter missing ("rice" for `price`) or swapped
-/// with the second ("rpice"), for a first word of letters of at least `k` and
-/// [`FIRST_LETTER_SLIP_FROM`] letters (the one-edit typos of a tolerant list leave the first
-/// letter alone). The slip is the phrase's one typo: its words take no other.
-fn first_letter_slips(p: &Phrase, k: usize) -> Vec<Phrase> {
-    let Some(first) = p.words.first() else {
-        return Vec::new();
-    };
-    let chars: Vec<char> = first.stem.chars().collect();
-    if first.whole
-        || chars.len() < k.max(FIRST_LETTER_SLIP_FROM)
-        || !chars.iter().all(|&c| is_word(c))
-        || chars[0] == chars[1]
-    {
-        return Vec::new();
-    }
-    let missing: String = chars[1..].iter().collect();
-    let swapped: String = [chars[1], chars[0]].iter().chain(&chars[2..]).collect();
-    [missing, swapped]
-        .into_iter()
-        .map(|stem| {
-            let mut words = p.words.clone();
-            for w in &mut words {
-                w.fuzzy = false;
-            }
-            words[0].stem = stem;
-            Phrase { words, slip: true }
-        })
-        .collect()
 }
 
 /// Every order of `n` items (n ≤ 3).
@@ -255,6 +236,7 @@ fn glued_and_split(p: &Phrase) -> Vec<Phrase> {
         whole,
         gap_before: 0,
         fuzzy: false,
+        typo_first: false,
         forms: like.forms && !whole,
         ends_in_word: true,
         starts_in_word: true,
@@ -298,6 +280,7 @@ pub(super) fn parse_phrase_literal(entry: &str) -> Option<Phrase> {
             whole: false,
             gap_before: 0,
             fuzzy: false,
+            typo_first: false,
             forms: false,
             ends_in_word: w.chars().next_back().is_some_and(is_word),
             starts_in_word: w.chars().next().is_some_and(is_word),
@@ -396,10 +379,15 @@ pub(super) fn match_rest(
     // A stem that starts with a word character can only be found where a word starts: at one
     // of the next words, up to `gap_before` of them skipped.
     let text = words.text;
-    // Even a word read with a typo starts with the stem's first letter, so a word that does not
-    // start with it is passed over before anything else is checked (the whole letter: the first
-    // byte of a Cyrillic one is shared by half the alphabet).
-    let first = next.stem.chars().next();
+    // A word that does not start with the stem's first letter is passed over before anything
+    // else is checked (the whole letter: the first byte of a Cyrillic one is shared by half the
+    // alphabet). One whose first letter may be the typo must have the stem's first or second
+    // letter among its own first two.
+    let mut stem_letters = next.stem.chars();
+    let first = stem_letters.next();
+    let second = stem_letters
+        .next()
+        .filter(|_| next.fuzzy && next.typo_first && !typo);
     for k in after..=after + next.gap_before {
         let &(s, e) = words.spans.get(k)?;
         let s = s as usize;
@@ -408,7 +396,14 @@ pub(super) fn match_rest(
             return None;
         }
         // Compared as a decoded letter: a slice compare was a call to `memcmp` a word.
-        if first.is_some_and(|c| text.get(s..).and_then(|t| t.chars().next()) != Some(c)) {
+        let mut own = text.get(s..).map(str::chars).into_iter().flatten();
+        let (a, b) = (own.next(), own.next());
+        let passed_over = match (first, second) {
+            (Some(f), None) => a != Some(f),
+            (Some(f), Some(g)) => ![a, b].iter().any(|&c| c == Some(f) || c == Some(g)),
+            (None, _) => false,
+        };
+        if passed_over {
             if next.gap_before == 0 {
                 return None;
             }
@@ -484,7 +479,11 @@ fn match_word_at(
     }
     // One typo per phrase: the first fuzzy word that needs it spends it.
     if w.fuzzy && !typo {
-        for len in super::fuzzy::prefix_lengths(&w.stem, &words.text[pos..]) {
+        for len in super::fuzzy::prefix_lengths(&w.stem, &words.text[pos..], w.typo_first) {
+            let rest = words.rest_of_word(pos + len);
+            if !words.typo_ending_fits(w, words.text.get(pos + len..pos + len + rest)?) {
+                continue;
+            }
             if let Some(end) = match_rest(words, pos, phrase, word, len, true) {
                 return Some(end);
             }
@@ -498,7 +497,11 @@ mod tests {
     use super::*;
 
     fn find(entry: &str, text: &str) -> Option<(usize, usize)> {
-        let p = parse_phrase(entry, 2, Some(5), false).ok()?;
+        let typos = TypoLengths {
+            from: 5,
+            first_letter_from: 6,
+        };
+        let p = parse_phrase(entry, 2, Some(typos), false).ok()?;
         let first = &p.words[0].stem;
         let spans = crate::text::word_spans(text);
         let words = Words::new(text, &spans);

@@ -52,14 +52,13 @@ impl<'n> Builder<'n> {
             .par_iter()
             .map(|spec| {
                 let options = spec.options;
+                let typos = options.typos_from.map(|from| phrase::TypoLengths {
+                    from,
+                    first_letter_from: options.typo_first_letter_from.unwrap_or(usize::MAX),
+                });
                 let parse = |entry: &String| {
-                    phrase::parse_variants(
-                        &norm.normalize(entry.trim()),
-                        options.gap,
-                        options.typos_from,
-                        forms,
-                    )
-                    .unwrap_or_default()
+                    phrase::parse_variants(&norm.normalize(entry.trim()), options.gap, typos, forms)
+                        .unwrap_or_default()
                 };
                 spec.words.iter().map(parse).collect()
             })
@@ -85,7 +84,7 @@ impl<'n> Builder<'n> {
                 if first.stem.chars().next().is_some_and(is_word) {
                     self.word_starts.add(&first.stem, Target::Phrase(pid));
                     if first.fuzzy {
-                        self.typos.add(&first.stem, pid);
+                        self.typos.add(&first.stem, first.typo_first, pid);
                     }
                 } else {
                     self.anywhere
@@ -125,7 +124,11 @@ impl<'n> Builder<'n> {
     pub(super) fn build(self) -> Scanner {
         let mut error = None;
         let word_starts = keep(self.word_starts.build(&self.entries.phrases), &mut error);
-        let typos = keep(self.typos.build(), &mut error);
+        let typos = keep(
+            self.typos
+                .build(&self.entries.phrases, self.norm.endings().cloned()),
+            &mut error,
+        );
         let anywhere = keep(self.anywhere.build(), &mut error);
         Scanner {
             entries: self.entries,

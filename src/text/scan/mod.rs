@@ -35,6 +35,9 @@ pub struct ListOptions {
     pub gap: usize,
     /// Stems of at least this many letters also match with one typo.
     pub typos_from: Option<usize>,
+    /// Stems of at least this many letters (and `typos_from`) also with a typo of their first
+    /// letter (`None`: never).
+    pub typo_first_letter_from: Option<usize>,
     /// A match is ignored when a match of list `.0` ends at most `.1` words before it.
     pub negated_by: Option<(usize, usize)>,
 }
@@ -244,6 +247,14 @@ impl Scanner {
     /// the compiler's checks; a bad one is skipped, never half-used.
     pub fn new(lists: &[ListSpec<'_>], norm: &Normalizer) -> Self {
         build::Builder::new(norm).lists(lists).build()
+    }
+
+    /// The same scanner, where `words` (normalised) are never read as a typo of a stem either.
+    pub fn with_known_words<'a>(mut self, words: impl IntoIterator<Item = &'a str>) -> Self {
+        if let Some(t) = &mut self.typos {
+            t.know(words);
+        }
+        self
     }
 
     /// Why the automata could not be built, if they could not (the lists then never match).

@@ -44,7 +44,8 @@ struct NextLetter {
 impl NextLetter {
     fn of(phrase: &Phrase, pid: u32) -> Option<Self> {
         let next = phrase.words.get(1)?;
-        if !phrase.words[0].ends_in_word || !next.starts_in_word || next.fuzzy {
+        // A word read with a typo keeps its first letter unless the typo may be there.
+        if !phrase.words[0].ends_in_word || !next.starts_in_word || next.typo_first {
             return None;
         }
         Some(Self {
