@@ -26,6 +26,7 @@ fn tolerant() -> ListOptions {
     ListOptions {
         gap: 2,
         typos_from: Some(5),
+        typo_first_letter_from: Some(6),
         negated_by: None,
     }
 }
@@ -162,6 +163,24 @@ fn a_tolerant_list_forgives_a_missing_or_swapped_first_letter_in_long_words() {
     // Short stems keep their first letter, and the slip is the one typo.
     assert!(s.scan("rice of bread").get(0).is_none());
     assert!(s.scan("chedulle of trains").get(0).is_none());
+    // A wrong first letter, or one too many, is a slip like the others.
+    for text in ["shedule of trains", "sschedule of trains"] {
+        assert!(s.scan(text).get(0).is_some_and(|h| h.typo), "{text}");
+    }
+}
+
+#[test]
+fn a_known_word_is_not_a_typo_of_a_stem() {
+    let opts = ListOptions {
+        typos_from: Some(4),
+        ..tolerant()
+    };
+    let s = scanner(&[(words(&["stop"]), opts)]);
+    assert!(s.scan("please stpo").get(0).is_some_and(|h| h.typo));
+    assert!(s.scan("a stoat").get(0).is_some_and(|h| h.typo));
+    let s = s.with_known_words(["stoat"]);
+    assert!(s.scan("a stoat").get(0).is_none(), "a real word");
+    assert!(s.scan("please stpo").get(0).is_some(), "still a typo");
 }
 
 #[test]
