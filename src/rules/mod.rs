@@ -113,8 +113,8 @@ pub struct Matching {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub word_endings: Option<Vec<String>>,
     /// Typo tolerance for every word list: a stem of `from` letters or more also matches a
-    /// word with one letter wrong, missing or extra, or two neighbours swapped («долар»,
-    /// «лудшие»), and in such a list two words glued or split one letter off («сколькостоит»).
+    /// word with one letter wrong, missing or extra, or two neighbours swapped ("dolar",
+    /// "calender"), and in such a list two words glued or split one letter off ("howmuch").
     /// A list says `typos: false` to opt out, or `typos_from: N` for lengths of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub typos: Option<Typos>,
@@ -132,14 +132,14 @@ pub struct Typos {
     #[schemars(range(min = 4, max = 40))]
     pub from: usize,
     /// From this many letters (and `from`), the typo may also be the first letter: a wrong,
-    /// missing or extra first letter, or the first two swapped («кус» no, «асписание» yes).
+    /// missing or extra first letter, or the first two swapped ("alendar" for `calendar`).
     /// Default 6; shorter stems with another first letter are too often other words.
     #[serde(default = "Typos::default_first_letter_from")]
     #[schemars(range(min = 4, max = 40))]
     pub first_letter_from: usize,
     /// Real words that are never read as a typo of a stem, each as written (list the forms you
     /// mean; an item may hold several words separated by spaces): the common words one letter
-    /// away from a stem of some list («почти» for `почта`, «лучше» for `лучшие`). Every word of
+    /// away from a stem of some list ("stoat" for `stop`, "better" for `bitter`). Every word of
     /// every entry is known too, in its forms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_words: Vec<String>,

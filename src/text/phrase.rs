@@ -79,7 +79,7 @@ impl<'a> Words<'a> {
 
     /// Whether `rest`, what follows word `w`'s stem read with a typo, lets it match: a typo is
     /// read in the word's forms only, even for a stem that starts any word (`*`), so that a
-    /// longer word one letter off a stem is not taken for it («прямой» is no `промо*`).
+    /// longer word one letter off a stem is not taken for it ("trimmer" is no `prim*` read with a typo).
     pub fn typo_ending_fits(&self, w: &Word, rest: &str) -> bool {
         if rest.is_empty() || !w.ends_in_word {
             return true;
