@@ -375,6 +375,11 @@ impl FuzzyStems {
         let mut w = [' '; MAX_LETTERS];
         let mut ends = [0usize; MAX_LETTERS + 1];
         let n = decode(word, &mut w, &mut ends);
+        // A known word is never a typo: asked first, since most words of a message are real
+        // words, and one hashed lookup costs less than comparing every stem found.
+        if self.known.knows(word, &w[..n], &ends) {
+            return;
+        }
         let mut hits = [(0usize, 0usize); 16];
         let mut count = 0;
         let mut seen = Found::default();
@@ -395,7 +400,7 @@ impl FuzzyStems {
                 }
             }
         }
-        if count == 0 || self.known.knows(word, &w[..n], &ends) {
+        if count == 0 {
             return;
         }
         for &(stem, len) in &hits[..count] {
