@@ -21,7 +21,7 @@ pub enum Outcome {
 }
 
 /// A tool call that survived the pipeline.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Call {
     /// The tool's id.
@@ -34,8 +34,9 @@ pub struct Call {
     pub chip: Arc<str>,
 }
 
-/// What to do with the message, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+/// What to do with the message, and why. (Deserialize: a decision log's recorded decisions
+/// are read back by `turnout replay`.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Decision {
     /// Chat, skill or tool.
@@ -59,18 +60,42 @@ pub struct Decision {
     pub model_call: Option<ModelCall>,
 }
 
-/// How long the router model took, and how it failed if it did.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How long the router model took, what it answered, and how it failed if it did.
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ModelCall {
     /// Time from the call to its answer (or to the timeout).
     pub latency: std::time::Duration,
     /// The failure kind (`ModelError::kind`), or a validation failure such as `unknown_tool`.
     pub error: Option<&'static str>,
+    /// The calls the model answered, as received, before validation; `None` when the model
+    /// gave no answer (then `error` is why). What a decision log records, so that a replay can
+    /// give the engine the same answer.
+    pub received: Option<Vec<ReceivedCall>>,
+}
+
+/// A tool call as the router model answered it, before validation (the tool may not exist).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReceivedCall {
+    /// The tool's id as the model wrote it.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+}
+
+impl ReceivedCall {
+    /// A call.
+    pub fn new(tool: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            tool: tool.into(),
+            arguments,
+        }
+    }
 }
 
 /// The pipeline stage a trace step comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Stage {
@@ -89,7 +114,7 @@ pub enum Stage {
 }
 
 /// One thing the pipeline did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct TraceStep {
     /// Which stage.
@@ -98,8 +123,10 @@ pub struct TraceStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Arc<str>>,
     /// What happened, e.g. `dropped shop`.
+    #[serde(default)]
     pub effect: Cow<'static, str>,
     /// Why, e.g. `matched 'where to buy' (buying: 'where to b') at 0..12`.
+    #[serde(default)]
     pub why: Cow<'static, str>,
 }
 

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Pending, Run};
-use crate::contract::ModelCall;
+use crate::contract::{ModelCall, ReceivedCall};
 use crate::contract::{Stage, TraceStep};
 use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
 
@@ -60,6 +60,12 @@ impl Run<'_> {
         self.model_call = Some(ModelCall {
             latency: started.elapsed(),
             error: answer.as_ref().err().map(ModelError::kind),
+            received: answer.as_ref().ok().map(|a| {
+                a.calls
+                    .iter()
+                    .map(|c| ReceivedCall::new(c.tool.clone(), c.arguments.clone()))
+                    .collect()
+            }),
         });
         match answer {
             Ok(mut answer) => {

@@ -634,7 +634,7 @@ fn assert_chat_because(d: &Decision, kind: &str, what: &str) {
         d.trace
     );
     assert_eq!(
-        d.model_call.and_then(|c| c.error),
+        d.model_call.as_ref().and_then(|c| c.error),
         Some(kind),
         "{what}: the metrics' kind"
     );
