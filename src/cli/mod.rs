@@ -95,6 +95,11 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Whether `--model` was given on the command line.
+    fn given(&self) -> bool {
+        self.model.is_some()
+    }
+
     /// The model these arguments choose for `rs` (`None`: rules only), and a runtime to call it
     /// on from `threads` threads at once; the error is printed, and the exit status returned.
     fn build(

@@ -1,5 +1,6 @@
-//! `turnout replay CORPUS.jsonl`: decide a corpus with the rules (and with another version of
-//! them, `--against`), and say what the rules do to it, or exactly what an edit changes.
+//! `turnout replay CORPUS.jsonl`: decide a corpus or a decision log with the rules (and with
+//! another version of them, `--against`), and say what the rules do to it, or exactly what an
+//! edit changes (against the other version, or against the decisions the log recorded).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,17 +13,31 @@ use super::{LimitArgs, ModelArgs, load_rules};
 use crate::replay::{self, Diff, Summary};
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+The router's answer: a line's recorded answer (a corpus line's \"model\", a decision log \
+line's \"model\") is given to the engine as the model's answer, which makes the line \
+deterministic and free; lines without one go to the rules' router.model (else embedded). \
+--model given on the command line replaces every recorded answer: each line is decided with \
+that model (--model none: by the rules alone), so an edit of the rules that the recorded \
+answers hide (a search phrase the model already asked for) shows.
+
+A decision log (serve --decision-log) is read as it is. Without --against, the decisions are \
+compared with the decisions the log recorded. A line logged with --log-messages hash or none \
+carries no message text and cannot be replayed: each is named on stderr and counted, and the \
+run goes on.")]
 pub struct Args {
-    /// The corpus: JSON lines, each a request or {"id", "request", "model", "expect"} (a
-    /// recorded router answer makes the replay deterministic and free).
+    /// The corpus or decision log: JSON lines, each a request, {"id", "request", "model",
+    /// "expect"}, or a line of `serve --decision-log`.
     corpus: PathBuf,
     /// The rules directory (the new version, with --against).
     #[arg(long, default_value = "rules")]
     rules: PathBuf,
     /// Another rules directory (the old version): report exactly the decisions that differ.
+    /// Without it, a decision log's lines are compared with the decisions it recorded.
     #[arg(long, value_name = "OTHER_DIR")]
     against: Option<PathBuf>,
-    /// The router model for lines without a recorded answer.
+    /// The router model for lines without a recorded answer; given, it replaces the recorded
+    /// answers too (see below).
     #[command(flatten)]
     model: ModelArgs,
     /// How to print: human, or one JSON object (with a top-level "changed" count under
@@ -55,9 +70,25 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (lines, bad) = replay::read_corpus(&text);
+    let replay::Lines {
+        mut lines,
+        bad,
+        without_texts,
+    } = replay::read_lines(&text);
     for b in &bad {
         eprintln!("{}:{}: {}", args.corpus.display(), b.line, b.error);
+    }
+    for b in &without_texts {
+        eprintln!("{}:{}: skipped: {}", args.corpus.display(), b.line, b.error);
+    }
+    // A model named on the command line decides every line: the recorded answers would hide
+    // what the rules do on their own.
+    let replaced = args.model.given() && lines.iter().any(|l| l.model.is_some());
+    if args.model.given() {
+        for line in &mut lines {
+            line.model = None;
+            line.rules_only = false;
+        }
     }
     let Some(new) = load_rules(&args.rules, &args.limits) else {
         return ExitCode::from(2);
@@ -95,24 +126,49 @@ pub fn run(args: Args) -> ExitCode {
     let seconds = started.elapsed().as_secs_f64();
     let per_second = (lines.len() * passes) as f64 / seconds.max(1e-9);
     let summary = replay::summarize(&lines, &new_decisions);
-    let diff = old_decisions
+    // Against the other rules, else against what the log recorded.
+    let against_log = old_decisions.is_none();
+    let before = old_decisions.or_else(|| replay::recorded(&lines));
+    let diff = before
         .as_ref()
         .map(|old| replay::diff(&lines, old, &new_decisions));
+    let compared = match (&diff, against_log) {
+        (None, _) => None,
+        (Some(_), false) => Some("rules"),
+        (Some(_), true) => Some("log"),
+    };
     let text = match args.format {
         Output::Json => {
             let mut v = json!({
                 "lines": lines.len(),
                 "bad_lines": bad,
+                "without_texts": without_texts,
+                "recorded_answers_replaced": replaced,
                 "summary": summary,
                 "requests_per_second": per_second.round(),
             });
             if let Some(d) = &diff {
                 v["changed"] = json!(d.changed);
+                v["compared_with"] = json!(compared);
                 v["diff"] = json!(d);
             }
             format!("{v}\n")
         }
-        Output::Human => human(&summary, diff.as_ref(), lines.len(), bad.len(), per_second),
+        Output::Human => {
+            let mut head = format!(
+                "{} requests ({} unreadable, {} logged without their texts), {per_second:.0} decisions/s\n",
+                lines.len(),
+                bad.len(),
+                without_texts.len()
+            );
+            if replaced {
+                head.push_str("recorded router answers replaced by --model\n");
+            }
+            if compared == Some("log") {
+                head.push_str("compared with the decisions the log recorded\n");
+            }
+            head + &human(&summary, diff.as_ref())
+        }
     };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
@@ -138,15 +194,12 @@ fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-fn human(s: &Summary, diff: Option<&Diff>, lines: usize, bad: usize, per_second: f64) -> String {
+fn human(s: &Summary, diff: Option<&Diff>) -> String {
     let mut out = String::new();
     let mut line = |t: String| {
         out.push_str(&t);
         out.push('\n');
     };
-    line(format!(
-        "{lines} requests ({bad} unreadable), {per_second:.0} decisions/s"
-    ));
     line(format!("outcomes: {}", counts(&s.outcomes)));
     line(format!("tools: {}", counts(&s.tools)));
     line(format!("skills: {}", counts(&s.skills)));

@@ -6,9 +6,16 @@
 //! replay is deterministic and free), and optionally a partial expected decision (a test case's
 //! `expect:`). Lines without a recorded answer go to the replay's model.
 //!
+//! A decision log (`turnout serve --decision-log`, see [`log`]) is read as it is: each line's
+//! request, the router's answer as recorded, and the decision the service gave, which a replay
+//! without `--against` is compared with. A line logged without its texts cannot be replayed and
+//! is counted apart.
+//!
 //! Two decisions are the same when the user would see the same thing: outcome, calls (tool,
 //! arguments, confirmation), skill, web search, and whether the model was asked. The version and
 //! the trace's words are not compared; the rules in the trace name what made a difference.
+
+pub mod log;
 
 use std::collections::BTreeMap;
 
@@ -36,6 +43,11 @@ pub struct Line {
     pub model: Option<ModelScript>,
     /// What the decision must be (only the keys given).
     pub expect: Option<Expect>,
+    /// The decision the service gave (a decision log's line).
+    pub recorded: Option<Decision>,
+    /// Decided by the rules alone where no answer is recorded: the service that logged it had
+    /// no model (`--model none`).
+    pub rules_only: bool,
 }
 
 /// A line that is not a usable request.
@@ -47,8 +59,29 @@ pub struct BadLine {
     pub error: String,
 }
 
-/// Reads a corpus: every usable line, and every line that is not.
+/// A corpus or decision log, read.
+#[derive(Debug, Clone, Default)]
+pub struct Lines {
+    /// The lines that can be replayed.
+    pub lines: Vec<Line>,
+    /// The lines that are not usable requests.
+    pub bad: Vec<BadLine>,
+    /// The decision log lines written without their message texts (`--log-messages hash|none`).
+    pub without_texts: Vec<BadLine>,
+}
+
+/// Reads a corpus: every usable line, and every line that is not (a decision log line without
+/// its texts among them).
 pub fn read_corpus(text: &str) -> (Vec<Line>, Vec<BadLine>) {
+    let mut read = read_lines(text);
+    read.bad.append(&mut read.without_texts);
+    read.bad.sort_by_key(|b| b.line);
+    (read.lines, read.bad)
+}
+
+/// Reads a corpus or a decision log (or a mix): the lines that can be replayed, those that are
+/// not usable, and the log lines that carry no message text.
+pub fn read_lines(text: &str) -> Lines {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Wrapped {
@@ -62,6 +95,7 @@ pub fn read_corpus(text: &str) -> (Vec<Line>, Vec<BadLine>) {
     }
     let mut lines = Vec::new();
     let mut bad = Vec::new();
+    let mut without_texts = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let number = i + 1;
         if raw.trim().is_empty() {
@@ -77,6 +111,36 @@ pub fn read_corpus(text: &str) -> (Vec<Line>, Vec<BadLine>) {
                 continue;
             }
         };
+        if log::is_log_line(&value) {
+            match log::read(&value) {
+                Ok(log::Read::Replayable {
+                    id,
+                    request,
+                    model,
+                    rules_only,
+                    decision,
+                }) => lines.push(Line {
+                    number,
+                    id,
+                    request: *request,
+                    model,
+                    expect: None,
+                    recorded: decision.map(|d| *d),
+                    rules_only,
+                }),
+                Ok(log::Read::WithoutTexts { mode }) => without_texts.push(BadLine {
+                    line: number,
+                    error: format!(
+                        "logged with --log-messages {mode}: the message texts are not in the log, so this line cannot be replayed"
+                    ),
+                }),
+                Err(error) => bad.push(BadLine {
+                    line: number,
+                    error: format!("decision log line: {error}"),
+                }),
+            }
+            continue;
+        }
         let parsed = if value.get("request").is_some() {
             serde_json::from_value::<Wrapped>(value)
                 .map_err(|e| e.to_string())
@@ -97,6 +161,8 @@ pub fn read_corpus(text: &str) -> (Vec<Line>, Vec<BadLine>) {
                 request,
                 model,
                 expect,
+                recorded: None,
+                rules_only: false,
             }),
             Err(error) => bad.push(BadLine {
                 line: number,
@@ -104,11 +170,25 @@ pub fn read_corpus(text: &str) -> (Vec<Line>, Vec<BadLine>) {
             }),
         }
     }
-    (lines, bad)
+    Lines {
+        lines,
+        bad,
+        without_texts,
+    }
+}
+
+/// The decisions the lines record (a decision log's), one per line; `None` when no line
+/// records one (a corpus). [`diff`] passes over the lines without one.
+pub fn recorded(lines: &[Line]) -> Option<Vec<Option<Decision>>> {
+    lines
+        .iter()
+        .any(|l| l.recorded.is_some())
+        .then(|| lines.iter().map(|l| l.recorded.clone()).collect())
 }
 
 /// Decides every line with `rs`: the recorded answer where there is one, else `model` (`None`:
-/// rules only). `progress` is told how many lines are done.
+/// rules only; and for a line logged by a service without a model). `progress` is told how
+/// many lines are done.
 pub async fn run(
     rs: &RuleSet,
     lines: &[Line],
@@ -122,7 +202,7 @@ pub async fn run(
                 Ok(m) => engine::decide(rs, &line.request, Some(&m)).await.ok(),
                 Err(_) => None,
             },
-            None => match model {
+            None => match model.filter(|_| !line.rules_only) {
                 Some(m) => engine::decide(rs, &line.request, Some(m)).await.ok(),
                 None => engine::decide_without_model(rs, &line.request).ok(),
             },

@@ -65,11 +65,19 @@ fn identical_rules_change_nothing() {
 }
 
 /// The corpus lines whose decision by `rules` has `rule` in its trace, decided through the
-/// library with each line's recorded answer.
+/// library as `turnout replay` without `--model` decides them: each line's recorded answer,
+/// else the embedded router.
 fn lines_where(rules: &Path, rule: &str) -> Vec<u64> {
     let rs = turnout::compile::load_dir(rules)
         .ruleset
         .expect("valid rules");
+    let embedded = "embedded"
+        .parse::<turnout::contract::ModelSpec>()
+        .expect("spec")
+        .build()
+        .expect("embedded builds")
+        .expect("a model");
+    embedded.prepare(&rs);
     let text = std::fs::read_to_string(root().join(CORPUS)).expect("corpus");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -79,11 +87,16 @@ fn lines_where(rules: &Path, rule: &str) -> Vec<u64> {
     for (i, line) in text.lines().enumerate() {
         let v: Value = serde_json::from_str(line).expect("json");
         let req: Request = serde_json::from_value(v["request"].clone()).expect("request");
-        let script = serde_json::from_value(v.get("model").cloned().unwrap_or(Value::Null)).ok();
-        let model = ScriptedModel::from_script(script.as_ref()).expect("script");
-        let d = rt
-            .block_on(engine::decide(&rs, &req, Some(&model)))
-            .expect("decided");
+        let script: Option<turnout::rules::testcase::ModelScript> =
+            serde_json::from_value(v.get("model").cloned().unwrap_or(Value::Null)).ok();
+        let d = match &script {
+            Some(script) => {
+                let model = ScriptedModel::from_script(Some(script)).expect("script");
+                rt.block_on(engine::decide(&rs, &req, Some(&model)))
+            }
+            None => rt.block_on(engine::decide(&rs, &req, Some(&*embedded))),
+        }
+        .expect("decided");
         if d.trace.iter().any(|s| s.rule.as_deref() == Some(rule)) {
             out.push(i as u64 + 1);
         }
@@ -115,8 +128,6 @@ fn one_edited_guard_changes_exactly_the_decisions_it_vetoed() {
         copy.path().to_str().expect("utf-8"),
         "--against",
         "rules",
-        "--model",
-        "none",
         "--format",
         "json",
         "--fail-on-change",
@@ -145,8 +156,6 @@ fn one_edited_guard_changes_exactly_the_decisions_it_vetoed() {
         copy.path().to_str().expect("utf-8"),
         "--against",
         "rules",
-        "--model",
-        "none",
     ]);
     assert_eq!(code, Some(0), "{out}");
     assert!(
