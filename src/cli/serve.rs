@@ -13,6 +13,7 @@ use crate::contract::ModelSpec;
 use crate::diag::Diagnostic;
 use crate::model::spec::{BuildOptions, KeySource};
 use crate::reload::{self, LiveRules, Trigger};
+use crate::replay::log::LogMessages;
 use crate::server::conn::{self, Stopped};
 use crate::server::playground::Corpus;
 use crate::server::{self, AppState, Config, Metrics, ModelSlot};
@@ -99,6 +100,35 @@ pub struct Args {
     /// shared with the chat backend, fewer leave it room.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     workers: Option<u16>,
+    /// Log every decision of /v1/route and /v1/try as one JSON line (time, request id,
+    /// rules_version, the request, the router's answer as received, the decision) to FILE, or
+    /// to stdout with `-` (the service's own logs are on stderr; the `listening` line then goes
+    /// there too). `turnout replay FILE` reads it as it is. Written by a thread of its own
+    /// through a bounded queue: a full queue drops lines (turnout_decision_log_dropped_total),
+    /// it never slows a request.
+    #[arg(long, value_name = "FILE|-")]
+    decision_log: Option<PathBuf>,
+    /// How the decision log writes message texts (and the open file's name and the string
+    /// arguments of calls, which come from them): full; hash (a stable SHA-256 of each text:
+    /// equal texts stay equal, the text is not in the log); none (left out). A line without its
+    /// texts cannot be replayed.
+    #[arg(long, value_name = "full|hash|none", default_value = "full")]
+    log_messages: LogMessages,
+    /// Most decision log lines waiting to be written; more are dropped and counted.
+    #[arg(long, value_name = "LINES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    decision_log_queue: u64,
+    /// Most bytes of request bodies the waiting decision log lines may hold (each line is
+    /// charged twice its body); more are dropped and counted.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(4096..))]
+    decision_log_queue_bytes: u64,
+    /// A decision log file is rotated (FILE -> FILE.1 -> ... -> FILE.N) before a line would
+    /// take it over this size. Not for `-` or a FIFO.
+    #[arg(long, value_name = "BYTES", default_value_t = 100 << 20, value_parser = clap::value_parser!(u64).range(4096..))]
+    decision_log_max_bytes: u64,
+    /// Rotated decision log files kept (FILE.1 ... FILE.N, the oldest removed); 0: a full file
+    /// is started afresh.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    decision_log_keep: u32,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -268,6 +298,22 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         }
         None => None,
     };
+    let decision_log = match &args.decision_log {
+        Some(path) => {
+            let settings = server::decision_log::Settings {
+                path: path.clone(),
+                messages: args.log_messages,
+                queue_lines: usize::try_from(args.decision_log_queue).unwrap_or(usize::MAX),
+                queue_bytes: usize::try_from(args.decision_log_queue_bytes).unwrap_or(usize::MAX),
+                max_bytes: args.decision_log_max_bytes,
+                keep: args.decision_log_keep,
+            };
+            let log = server::decision_log::DecisionLog::start(settings, metrics.clone())?;
+            tracing::info!(path = %path.display(), messages = args.log_messages.as_str(), "decisions logged");
+            Some(log)
+        }
+        None => None,
+    };
     let state = Arc::new(AppState {
         rules: rules.clone(),
         model,
@@ -275,6 +321,7 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         budget: server::body::Budget::new(config.body_budget),
         config,
         corpus,
+        decision_log,
     });
     server::replay_corpus(&state).await;
 
@@ -310,9 +357,14 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         }
     }
     tracing::info!(%addr, model = state.model.name(), max_connections, "serving");
-    // The one line on stdout: scripts and tests read the bound address from it.
-    println!("turnout listening on http://{addr}");
-    let app = server::app(state);
+    // The one line on stdout: scripts and tests read the bound address from it. With the
+    // decision log on stdout, stdout holds only its lines, and this goes to stderr.
+    if args.decision_log.as_deref() == Some(std::path::Path::new("-")) {
+        eprintln!("turnout listening on http://{addr}");
+    } else {
+        println!("turnout listening on http://{addr}");
+    }
+    let app = server::app(state.clone());
     let limits = conn::Limits {
         max_connections,
         header_timeout: Duration::from_secs(args.header_timeout),
@@ -329,6 +381,9 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         Duration::from_secs(args.shutdown_grace),
     )
     .await;
+    if let Some(log) = &state.decision_log {
+        log.drain(Duration::from_secs(2));
+    }
     if stopped == Stopped::Clean {
         tracing::info!("stopped");
     }

@@ -61,6 +61,7 @@ pub struct Metrics {
     watcher_up: Gauge,
     connections: Gauge,
     connections_closed: Family<ReasonLabel, Counter>,
+    decision_log_dropped: Counter,
 }
 
 impl Default for Metrics {
@@ -92,6 +93,7 @@ impl Metrics {
             watcher_up: Gauge::default(),
             connections: Gauge::default(),
             connections_closed: Family::default(),
+            decision_log_dropped: Counter::default(),
             registry: Registry::default(),
         };
         registry.register("decisions", "Decisions by outcome", m.decisions.clone());
@@ -166,6 +168,11 @@ impl Metrics {
             "Connections closed by the server, by reason: idle (the idle timeout), evicted (room for a new one at --max-connections), refused (at the cap with every connection busy)",
             m.connections_closed.clone(),
         );
+        registry.register(
+            "decision_log_dropped",
+            "Decision log lines dropped: the queue was full (--decision-log-queue, --decision-log-queue-bytes) or the line could not be written",
+            m.decision_log_dropped.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -195,6 +202,11 @@ impl Metrics {
                 self.model_errors.get_or_create(&KindLabel { kind }).inc();
             }
         }
+    }
+
+    /// Counts a decision log line dropped.
+    pub fn decision_log_dropped(&self) {
+        self.decision_log_dropped.inc();
     }
 
     /// Counts a refused request.

@@ -6,6 +6,7 @@
 
 pub mod body;
 pub mod conn;
+pub mod decision_log;
 pub mod metrics;
 pub mod openapi;
 pub mod playground;
@@ -153,6 +154,49 @@ pub struct AppState {
     pub corpus: Option<Arc<playground::Corpus>>,
     /// The memory budget of request bodies in flight (`config.body_budget` bytes).
     pub budget: body::Budget,
+    /// Where every decision is logged (`--decision-log`), if anywhere.
+    pub decision_log: Option<decision_log::DecisionLog>,
+}
+
+/// Where a request came from, for the decision log: its endpoint, its id (the client's
+/// `X-Request-Id`, else one made here) and the size of its body.
+pub(crate) struct Origin {
+    pub endpoint: &'static str,
+    pub id: Option<String>,
+    pub body_bytes: usize,
+}
+
+impl Origin {
+    /// The origin of `req` at `endpoint` (the body's size is set once read).
+    pub(crate) fn of(endpoint: &'static str, req: &HttpRequest) -> Self {
+        // Printable ASCII, at most 128 characters: an id is a key, not a place for a payload.
+        let id = req
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| {
+                !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| (0x21..0x7f).contains(&b))
+            })
+            .map(str::to_owned);
+        Self {
+            endpoint,
+            id,
+            body_bytes: 0,
+        }
+    }
+}
+
+/// A request id unique in this process's life: its start time and a count.
+fn new_request_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    });
+    format!("{start:x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Longest message an error body carries, in characters: a message quoting a client's value
@@ -289,10 +333,12 @@ pub(crate) fn check_request(state: &AppState, req: &Request, prefix: &str) -> Re
 }
 
 /// Decides `req` with the serving rules and `model` (the service's own when `None`), counts
-/// it, and answers with `wrap` applied to the decision; `prefix` as for [`check_request`].
+/// it, logs it (`--decision-log`), and answers with `wrap` applied to the decision; `prefix` as
+/// for [`check_request`].
 pub(crate) async fn decide_and_answer(
     state: &AppState,
-    req: &Request,
+    req: Request,
+    origin: Origin,
     model: Option<&dyn Model>,
     prefix: &str,
     wrap: impl FnOnce(crate::contract::Decision) -> Response,
@@ -303,13 +349,26 @@ pub(crate) async fn decide_and_answer(
         return not_ready();
     };
     let own = state.model.get(&rules);
-    let decision = match model.or(own.as_deref()) {
-        Some(model) => engine::decide(&rules, req, Some(model)).await,
-        None => engine::decide_without_model(&rules, req),
+    let model = model.or(own.as_deref());
+    let decision = match model {
+        Some(model) => engine::decide(&rules, &req, Some(model)).await,
+        None => engine::decide_without_model(&rules, &req),
     };
     match decision {
         Ok(d) => {
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
+            if let Some(log) = &state.decision_log {
+                let id = origin.id.unwrap_or_else(new_request_id);
+                let router = model.map_or("none".into(), |m| m.name().to_owned().into());
+                log.record(
+                    id,
+                    origin.endpoint,
+                    router,
+                    req,
+                    d.clone(),
+                    origin.body_bytes,
+                );
+            }
             wrap(d)
         }
         Err(e) => bad_request(
@@ -332,10 +391,12 @@ pub(crate) fn not_ready() -> Response {
 }
 
 async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response {
+    let mut origin = Origin::of("/v1/route", &req);
     let body = match body::read_json(&state, req).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
+    origin.body_bytes = body.bytes.len();
     let text = match body_text(&state, &body.bytes) {
         Ok(t) => t,
         Err(resp) => return resp,
@@ -347,7 +408,7 @@ async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response
     if let Err(resp) = check_request(&state, &req, "") {
         return resp;
     }
-    decide_and_answer(&state, &req, None, "", |d| Json(d).into_response()).await
+    decide_and_answer(&state, req, origin, None, "", |d| Json(d).into_response()).await
 }
 
 /// `/openapi.json`: this service's own description (its message limit, and the token only

@@ -64,10 +64,12 @@ pub(super) async fn catalogue(State(state): State<Arc<AppState>>) -> Response {
 /// One message with its context and, optionally, a scripted router answer: the decision. The
 /// body goes through the same checks, limits and metrics as `/v1/route`.
 pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response {
+    let mut origin = super::Origin::of("/v1/try", &req);
     let body = match super::body::read_json(&state, req).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
+    origin.body_bytes = body.bytes.len();
     let text = match super::body_text(&state, &body.bytes) {
         Ok(t) => t,
         Err(resp) => return resp,
@@ -84,11 +86,11 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
     match &parsed.model {
         Some(script) => match ScriptedModel::from_script(Some(script)) {
             Ok(model) => {
-                super::decide_and_answer(&state, &req, Some(&model), "request.", wrap).await
+                super::decide_and_answer(&state, req, origin, Some(&model), "request.", wrap).await
             }
             Err(e) => bad_request(&state, "invalid_request", "model", &e),
         },
-        None => super::decide_and_answer(&state, &req, None, "request.", wrap).await,
+        None => super::decide_and_answer(&state, req, origin, None, "request.", wrap).await,
     }
 }
 

@@ -5,6 +5,7 @@
 mod browser;
 mod cli;
 mod common;
+mod decision_log;
 mod deploy;
 mod embedded;
 mod engine;
