@@ -2,6 +2,7 @@
 //! another version of them, `--against`), and say what the rules do to it, or exactly what an
 //! edit changes (against the other version, or against the decisions the log recorded).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{LimitArgs, ModelArgs, load_rules};
-use crate::replay::{self, Diff, Summary};
+use crate::replay::{self, Diff, RuleEffect, Summary};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -137,6 +138,9 @@ pub fn run(args: Args) -> ExitCode {
         (Some(_), false) => Some("rules"),
         (Some(_), true) => Some("log"),
     };
+    let before_summary = before.as_ref().map(|b| replay::summarize(&lines, b));
+    // Which rules decided a line, and which agreed with the model: each fired rule taken out.
+    let effects = rt.block_on(replay::attribute(&new, &lines, &new_decisions, model));
     let text = match args.format {
         Output::Json => {
             let mut v = json!({
@@ -147,9 +151,11 @@ pub fn run(args: Args) -> ExitCode {
                 "summary": summary,
                 "requests_per_second": per_second.round(),
             });
+            v["rule_effects"] = json!(effects);
             if let Some(d) = &diff {
                 v["changed"] = json!(d.changed);
                 v["compared_with"] = json!(compared);
+                v["before"] = json!(before_summary);
                 v["diff"] = json!(d);
             }
             format!("{v}\n")
@@ -167,7 +173,7 @@ pub fn run(args: Args) -> ExitCode {
             if compared == Some("log") {
                 head.push_str("compared with the decisions the log recorded\n");
             }
-            head + &human(&summary, diff.as_ref())
+            head + &human(&summary, before_summary.as_ref(), &effects, diff.as_ref())
         }
     };
     let mut out = std::io::stdout().lock();
@@ -185,7 +191,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
+fn counts(map: &BTreeMap<String, usize>) -> String {
     let mut v: Vec<(&String, &usize)> = map.iter().collect();
     v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
     v.iter()
@@ -194,17 +200,64 @@ fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-fn human(s: &Summary, diff: Option<&Diff>) -> String {
+/// `key before → after` for every key of either map, the largest after first.
+fn totals(before: &BTreeMap<String, usize>, after: &BTreeMap<String, usize>) -> String {
+    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let n = |m: &BTreeMap<String, usize>, k: &String| m.get(k).copied().unwrap_or(0);
+    keys.sort_by(|a, b| n(after, b).cmp(&n(after, a)).then_with(|| a.cmp(b)));
+    keys.iter()
+        .map(|k| format!("{k} {} → {}", n(before, k), n(after, k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn human(
+    s: &Summary,
+    before: Option<&Summary>,
+    effects: &BTreeMap<String, RuleEffect>,
+    diff: Option<&Diff>,
+) -> String {
     let mut out = String::new();
     let mut line = |t: String| {
         out.push_str(&t);
         out.push('\n');
     };
-    line(format!("outcomes: {}", counts(&s.outcomes)));
-    line(format!("tools: {}", counts(&s.tools)));
-    line(format!("skills: {}", counts(&s.skills)));
-    line(format!("web search on: {} of {}", s.web_search, s.total));
-    line(format!("rules in traces: {}", counts(&s.rules)));
+    match before {
+        // The totals before the edit (or as served) and after it, side by side.
+        Some(b) => {
+            line(format!("before → after ({} lines):", b.total));
+            line(format!("  outcomes: {}", totals(&b.outcomes, &s.outcomes)));
+            line(format!("  tools: {}", totals(&b.tools, &s.tools)));
+            line(format!("  skills: {}", totals(&b.skills, &s.skills)));
+            line(format!(
+                "  web search on: {} → {}",
+                b.web_search, s.web_search
+            ));
+        }
+        None => {
+            line(format!("outcomes: {}", counts(&s.outcomes)));
+            line(format!("tools: {}", counts(&s.tools)));
+            line(format!("skills: {}", counts(&s.skills)));
+            line(format!("web search on: {} of {}", s.web_search, s.total));
+        }
+    }
+    let mut rules: Vec<(&String, &RuleEffect)> = effects.iter().collect();
+    rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then_with(|| a.0.cmp(b.0)));
+    line("rules: lines matched = decided (the decision differs without the rule) + agreed with the model (the same without it)".to_owned());
+    for (rule, e) in rules {
+        let shadowed = e.matched - e.fired;
+        let shadowed = if shadowed > 0 {
+            format!(" ({shadowed} of them: the model had asked for web search already)")
+        } else {
+            String::new()
+        };
+        line(format!(
+            "  {rule}: matched {}, decided {}, agreed {}{shadowed}",
+            e.matched, e.decided, e.agreed
+        ));
+    }
     if s.expected > 0 {
         line(format!(
             "expectations: {} of {} met",

@@ -19,7 +19,7 @@ impl Run<'_> {
                         .is_none_or(|lists| lists.iter().any(|&l| self.cx.hits.get(l).is_some()))
                 })
                 .map(|&g| &rs.guards[g])
-                .find(|g| self.cx.eval(&g.drop_when, Some(&call)));
+                .find(|g| !self.skips(&g.id) && self.cx.eval(&g.drop_when, Some(&call)));
             match veto {
                 None => self.calls.push(call),
                 Some(guard) => {

@@ -48,9 +48,31 @@ pub(crate) async fn decide_probed(
     model: Option<&dyn Model>,
     probe: Option<&probe::Probe>,
 ) -> Result<Decision, RequestError> {
+    decide_inner(rs, req, model, probe, None).await
+}
+
+/// [`decide`] as if the pre-rule, search rule or guard `rule` were not in the rules: what a
+/// replay asks to tell a rule that decided a message from one that agreed with the model.
+pub async fn decide_without_rule(
+    rs: &RuleSet,
+    req: &Request,
+    model: Option<&dyn Model>,
+    rule: &str,
+) -> Result<Decision, RequestError> {
+    decide_inner(rs, req, model, None, Some(rule)).await
+}
+
+async fn decide_inner(
+    rs: &RuleSet,
+    req: &Request,
+    model: Option<&dyn Model>,
+    probe: Option<&probe::Probe>,
+    skip: Option<&str>,
+) -> Result<Decision, RequestError> {
     let normalized = prepare(rs, req)?;
     let mut run = Run::new(rs, req, &normalized);
     run.cx.probe = probe;
+    run.skip = skip;
     if !run.pre_rules() {
         match model {
             Some(model) => run.call_model(model).await,
@@ -85,6 +107,8 @@ pub(crate) struct Run<'a> {
     model_call: Option<ModelCall>,
     model_search: bool,
     trace: Vec<TraceStep>,
+    /// A rule to act as if absent ([`decide_without_rule`]).
+    skip: Option<&'a str>,
 }
 
 impl<'a> Run<'a> {
@@ -119,7 +143,13 @@ impl<'a> Run<'a> {
             model_call: None,
             model_search: false,
             trace,
+            skip: None,
         }
+    }
+
+    /// Whether the rule `id` is to be passed over.
+    fn skips(&self, id: &str) -> bool {
+        self.skip == Some(id)
     }
 
     fn note(&mut self, stage: Stage, effect: &'static str, why: &'static str) {

@@ -17,7 +17,7 @@ impl Run<'_> {
             .pre_index
             .candidates(self.cx.hits.lists())
             .map(|i| &rs.pre_rules[i])
-            .find(|r| self.cx.eval(&r.when, None))
+            .find(|r| !self.skips(&r.id) && self.cx.eval(&r.when, None))
         else {
             return false;
         };

@@ -39,7 +39,7 @@ impl Run<'_> {
             .search_index
             .candidates(self.cx.hits.lists())
             .map(|i| &search.rules[i])
-            .find(|r| self.cx.eval(&r.when, None))
+            .find(|r| !self.skips(&r.id) && self.cx.eval(&r.when, None))
         else {
             return false;
         };

@@ -15,7 +15,10 @@
 //! arguments, confirmation), skill, web search, and whether the model was asked. The version and
 //! the trace's words are not compared; the rules in the trace name what made a difference.
 
+mod attribution;
 pub mod log;
+
+pub use attribution::{RuleEffect, attribute};
 
 use std::collections::BTreeMap;
 
@@ -197,20 +200,41 @@ pub async fn run(
 ) -> Vec<Option<Decision>> {
     let mut out = Vec::with_capacity(lines.len());
     for (done, line) in lines.iter().enumerate() {
-        let decision = match &line.model {
-            Some(script) => match ScriptedModel::from_script(Some(script)) {
-                Ok(m) => engine::decide(rs, &line.request, Some(&m)).await.ok(),
-                Err(_) => None,
-            },
-            None => match model.filter(|_| !line.rules_only) {
-                Some(m) => engine::decide(rs, &line.request, Some(m)).await.ok(),
-                None => engine::decide_without_model(rs, &line.request).ok(),
-            },
-        };
-        out.push(decision);
+        out.push(decide_line(rs, line, model, None, None).await);
         progress(done + 1);
     }
     out
+}
+
+/// One line's decision, as [`run`] makes it; with `skip`, as if that rule were not in `rs`;
+/// with `drop_tool`, as if the model had not called that tool.
+async fn decide_line(
+    rs: &RuleSet,
+    line: &Line,
+    model: Option<&dyn Model>,
+    skip: Option<&str>,
+    drop_tool: Option<&str>,
+) -> Option<Decision> {
+    let scripted;
+    let without;
+    let mut model: Option<&dyn Model> = match &line.model {
+        Some(script) => {
+            scripted = ScriptedModel::from_script(Some(script)).ok()?;
+            Some(&scripted)
+        }
+        None => model.filter(|_| !line.rules_only),
+    };
+    if let (Some(inner), Some(tool)) = (model, drop_tool) {
+        without = attribution::Without { inner, tool };
+        model = Some(&without);
+    }
+    match (model, skip) {
+        (m, Some(rule)) => engine::decide_without_rule(rs, &line.request, m, rule)
+            .await
+            .ok(),
+        (Some(m), None) => engine::decide(rs, &line.request, Some(m)).await.ok(),
+        (None, None) => engine::decide_without_model(rs, &line.request).ok(),
+    }
 }
 
 /// What a replay gave, counted.
@@ -307,7 +331,7 @@ pub fn label(d: &Decision) -> String {
 }
 
 /// Whether two decisions differ in anything the user would see.
-fn differ(a: &Decision, b: &Decision) -> bool {
+pub fn differ(a: &Decision, b: &Decision) -> bool {
     let calls = |d: &Decision| {
         d.calls
             .iter()

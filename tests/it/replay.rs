@@ -241,3 +241,91 @@ fn a_served_corpus_shows_what_each_save_changed() {
     assert_eq!(report["diff"]["groups"][0]["from"], "chat");
     assert_eq!(report["diff"]["groups"][0]["to"], "tool sell_listing");
 }
+
+/// `rule_effects[rule]` of a JSON report: (matched, fired, decided, agreed).
+fn effect(report: &Value, rule: &str) -> (u64, u64, u64, u64) {
+    let e = &report["rule_effects"][rule];
+    let n = |k: &str| {
+        e[k].as_u64()
+            .unwrap_or_else(|| panic!("no {k} for {rule}: {report}"))
+    };
+    (n("matched"), n("fired"), n("decided"), n("agreed"))
+}
+
+#[test]
+fn a_search_rule_taken_out_changes_the_lines_it_decided_not_those_where_it_agreed_with_the_model() {
+    // The edit: the search phrases never match any more.
+    let copy = copy_of_rules();
+    let search = copy.path().join("search.yaml");
+    let text = std::fs::read_to_string(&search).expect("search");
+    let edited = text.replacen(
+        "      when:\n        any:\n          - mentions: search_patterns\n          - mentions: search_typo_words\n          - mentions: search_loose_phrases\n          - mentions: search_requests\n",
+        "      when: {longer_than: 1000000}\n",
+        1,
+    );
+    assert_ne!(edited, text, "the rule's condition was not found");
+    std::fs::write(&search, edited).expect("write");
+    let copy = copy.path().to_str().expect("utf-8");
+
+    // With the recorded answers: most lines it matches, the model had asked for search itself.
+    let (code, base, out) = replay(&[CORPUS, "--format", "json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (matched, fired, decided, agreed) = effect(&base, "search-patterns");
+    assert_eq!(matched, decided + agreed, "{out}");
+    assert!(
+        decided > 0 && agreed > 0,
+        "decided {decided}, agreed {agreed}"
+    );
+    assert!(
+        fired < matched,
+        "lines where the model asked first are matched, not fired"
+    );
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        v["changed"].as_u64(),
+        Some(decided),
+        "exactly the lines it decided: {out}"
+    );
+    for c in v["diff"]["changes"].as_array().expect("changes") {
+        assert!(
+            c["from"].as_str().is_some_and(|f| f.ends_with("+search")),
+            "{c}"
+        );
+        assert_eq!(c["rules"], serde_json::json!(["-search-patterns"]), "{c}");
+    }
+    assert_eq!(
+        v["before"]["web_search"].as_u64().expect("before") - decided,
+        v["summary"]["web_search"].as_u64().expect("after"),
+        "before → after totals"
+    );
+
+    // The rules alone: every line it matches, it decides, and the edit changes them all.
+    let (_, alone, out) = replay(&[CORPUS, "--model", "none", "--format", "json"]);
+    assert_eq!(alone["recorded_answers_replaced"], true, "{out}");
+    let (matched_alone, fired_alone, decided_alone, _) = effect(&alone, "search-patterns");
+    assert_eq!(matched_alone, fired_alone, "no model asked for anything");
+    assert!(
+        matched_alone > decided,
+        "{matched_alone} lines matched without the model"
+    );
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--model",
+        "none",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["changed"].as_u64(), Some(decided_alone), "{out}");
+}
