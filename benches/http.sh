@@ -6,6 +6,9 @@
 # Installs wrk from Debian's packages if missing. With two or more cores the server is pinned to
 # the first (SERVER_CPU) and wrk to the second (CLIENT_CPU), so they do not take turns on one.
 # WORKERS=N passes --workers N to the server (default: one per core it may use).
+# SERVE_ARGS="..." adds arguments to the server's command line, e.g.
+#   SERVE_ARGS="--decision-log /tmp/decisions.jsonl" benches/http.sh
+# (benches/http_decision_log.sh alternates runs with and without the decision log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-none}
@@ -26,7 +29,7 @@ fi
 cargo build --release -q --bin turnout
 out=$(mktemp)
 lua=$(mktemp --suffix .lua)
-"${pin_server[@]}" ./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" --rules "$rules" ${WORKERS:+--workers "$WORKERS"} >"$out" 2>/dev/null &
+"${pin_server[@]}" ./target/release/turnout serve --listen 127.0.0.1:0 --model "$model" --rules "$rules" ${WORKERS:+--workers "$WORKERS"} ${SERVE_ARGS:-} >"$out" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$out" "$lua"' EXIT
 for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
@@ -50,7 +53,7 @@ LUA
 # Warm-up: the embedded router trains on the first message of a ruleset.
 curl -s -o /dev/null -H 'content-type: application/json' \
   -d '{"messages":[{"role":"user","content":"привет"}]}' "$url/v1/route" || true
-echo "model=$model rules=$rules: wrk -t1 -c$conns -d${secs}s --latency; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
+echo "model=$model rules=$rules${SERVE_ARGS:+ ($SERVE_ARGS)}: wrk -t1 -c$conns -d${secs}s --latency; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
 # The server's CPU time in user and kernel mode (clock ticks, /proc/PID/stat fields 14 and 15),
 # before and after: where a request's CPU goes.
 cpu() { awk '{print $14, $15}' "/proc/$pid/stat"; }
@@ -58,6 +61,8 @@ read -r user0 sys0 < <(cpu)
 "${pin_client[@]}" wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$lua" "$url" >"$out.wrk"
 read -r user1 sys1 < <(cpu)
 grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx" "$out.wrk"
+# Decision log lines dropped, when the server writes one.
+curl -s "$url/metrics" | grep -E '^turnout_decision_log_dropped_total' || true
 requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$out.wrk")
 hz=$(getconf CLK_TCK)
 awk -v u=$((user1 - user0)) -v s=$((sys1 - sys0)) -v hz="$hz" -v n="${requests:-0}" 'BEGIN {

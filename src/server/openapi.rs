@@ -235,6 +235,15 @@ fn build(max_message_chars: usize, token: bool) -> Value {
     if let Value::Object(m) = &mut reload_answers {
         body_answers(m);
     }
+    // Only what the decision log (`--decision-log`) records; an id that is not printable ASCII
+    // of at most 128 characters is replaced by one the service makes.
+    let request_id = json!([{
+        "name": "X-Request-Id",
+        "in": "header",
+        "required": false,
+        "description": "the request's id in the decision log (serve --decision-log); printable ASCII, at most 128 characters, else the service makes one",
+        "schema": {"type": "string", "maxLength": 128},
+    }]);
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -246,6 +255,7 @@ fn build(max_message_chars: usize, token: bool) -> Value {
             "/v1/route": {"post": {
                 "summary": "Decide one message",
                 "operationId": "route",
+                "parameters": request_id.clone(),
                 "requestBody": json_body("#/components/schemas/Request", example_request.clone()),
                 "responses": decide_answers(
                     ok_json("the decision", Some("#/components/schemas/Decision")),
@@ -256,6 +266,7 @@ fn build(max_message_chars: usize, token: bool) -> Value {
             "/v1/try": {"post": {
                 "summary": "Decide one message with an optional scripted router answer (the playground)",
                 "operationId": "try",
+                "parameters": request_id,
                 "requestBody": json_body("#/components/schemas/TryRequest", json!({
                     "request": {"messages": [{"role": "user", "content": "hello"}]},
                     "model": {"calls": []},

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The decision log's cost over HTTP: benches/http.sh without and with `--decision-log FILE`,
+# alternating, ROUNDS times (default 3), so that both see the same machine. Prints each run's
+# decisions/s and p99 (ms), then the medians, and what the logged runs wrote and dropped.
+# Usage: benches/http_decision_log.sh [MODEL] [SECONDS] [CONNECTIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=${1:-none}
+secs=${2:-10}
+conns=${3:-16}
+rounds=${ROUNDS:-3}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+run() { # label, extra serve args
+  local out
+  out=$(SERVE_ARGS="$2" benches/http.sh "$model" "$secs" "$conns")
+  local rps p99
+  rps=$(sed -n 's/^Requests\/sec: *//p' <<<"$out")
+  # wrk prints 850.00us, 1.20ms or 1.01s: in ms.
+  p99=$(awk '$1 == "99%" {v = $2 + 0; if ($2 ~ /us$/) v /= 1000; else if ($2 ~ /[0-9]s$/) v *= 1000; print v}' <<<"$out")
+  dropped=$(sed -n 's/^turnout_decision_log_dropped_total //p' <<<"$out")
+  requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' <<<"$out")
+  echo "$1 $rps $p99" | tee -a "$dir/results"
+}
+for i in $(seq "$rounds"); do
+  run plain ""
+  rm -f "$dir"/decisions.jsonl*
+  run log "--decision-log $dir/decisions.jsonl"
+  lines=$(cat "$dir"/decisions.jsonl* | wc -l)
+  echo "  log: $lines lines written, ${dropped:-0} dropped, $(du -cb "$dir"/decisions.jsonl* | tail -1 | cut -f1) bytes kept"
+done
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+for label in plain log; do
+  rps=$(awk -v l="$label" '$1 == l {print $2}' "$dir/results" | median)
+  p99=$(awk -v l="$label" '$1 == l {print $3}' "$dir/results" | median)
+  echo "median $label: $rps decisions/s, p99 $p99 ms"
+done
