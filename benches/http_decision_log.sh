@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The decision log's cost over HTTP: benches/http.sh without and with `--decision-log FILE`,
-# alternating, ROUNDS times (default 3), so that both see the same machine. Prints each run's
-# decisions/s and p99 (ms), then the medians, and what the logged runs wrote and dropped.
+# alternating, ROUNDS times (default 4), so that both see the same machine; the first of a pair
+# alternates too (plain-log, log-plain, ...), so neither always runs first. Prints each run's
+# decisions/s, p99 (ms) and server CPU a request (µs), then the medians, and what the logged
+# runs wrote and dropped.
 # Usage: benches/http_decision_log.sh [MODEL] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-none}
 secs=${2:-10}
 conns=${3:-16}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-4}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 run() { # label, extra serve args
@@ -19,19 +21,27 @@ run() { # label, extra serve args
   # wrk prints 850.00us, 1.20ms or 1.01s: in ms.
   p99=$(awk '$1 == "99%" {v = $2 + 0; if ($2 ~ /us$/) v /= 1000; else if ($2 ~ /[0-9]s$/) v *= 1000; print v}' <<<"$out")
   dropped=$(sed -n 's/^turnout_decision_log_dropped_total //p' <<<"$out")
-  requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' <<<"$out")
-  echo "$1 $rps $p99" | tee -a "$dir/results"
+  cpu=$(sed -n 's/.*, \([0-9.]*\) us per request/\1/p' <<<"$out")
+  echo "$1 $rps $p99 $cpu" | tee -a "$dir/results"
+  if [ "$1" = log ]; then
+    lines=$(cat "$dir"/decisions.jsonl* | wc -l)
+    echo "  log: $lines lines written, ${dropped:-0} dropped, $(du -cb "$dir"/decisions.jsonl* | tail -1 | cut -f1) bytes kept"
+    rm -f "$dir"/decisions.jsonl*
+  fi
 }
 for i in $(seq "$rounds"); do
-  run plain ""
-  rm -f "$dir"/decisions.jsonl*
-  run log "--decision-log $dir/decisions.jsonl"
-  lines=$(cat "$dir"/decisions.jsonl* | wc -l)
-  echo "  log: $lines lines written, ${dropped:-0} dropped, $(du -cb "$dir"/decisions.jsonl* | tail -1 | cut -f1) bytes kept"
+  if [ $((i % 2)) = 1 ]; then
+    run plain ""
+    run log "--decision-log $dir/decisions.jsonl"
+  else
+    run log "--decision-log $dir/decisions.jsonl"
+    run plain ""
+  fi
 done
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 for label in plain log; do
   rps=$(awk -v l="$label" '$1 == l {print $2}' "$dir/results" | median)
   p99=$(awk -v l="$label" '$1 == l {print $3}' "$dir/results" | median)
-  echo "median $label: $rps decisions/s, p99 $p99 ms"
+  cpu=$(awk -v l="$label" '$1 == l {print $4}' "$dir/results" | median)
+  echo "median $label: $rps decisions/s, p99 $p99 ms, server CPU $cpu us a request"
 done

@@ -76,10 +76,21 @@ pub struct Record<'a> {
 
 /// The line for `record`, with personal text written as `mode` says, ending in a newline.
 pub fn line(record: &Record<'_>, mode: LogMessages) -> String {
-    let mut request = serde_json::to_value(record.request).unwrap_or(Value::Null);
-    let mut decision = serde_json::to_value(record.decision).unwrap_or(Value::Null);
-    let mut model = model_section(record.decision);
-    if mode != LogMessages::Full {
+    let model = model_section(record.decision);
+    let mut out = if mode == LogMessages::Full {
+        // Straight from the request and the decision: no JSON tree in between (this runs for
+        // every decision the service makes).
+        serde_json::to_string(&Line::new(
+            record,
+            mode,
+            record.request,
+            record.decision,
+            model,
+        ))
+    } else {
+        let mut request = serde_json::to_value(record.request).unwrap_or(Value::Null);
+        let mut decision = serde_json::to_value(record.decision).unwrap_or(Value::Null);
+        let mut model = model;
         scrub_request(&mut request, mode);
         scrub_decision(&mut decision, mode);
         if let Some(calls) = model.get_mut("calls").and_then(Value::as_array_mut) {
@@ -87,21 +98,41 @@ pub fn line(record: &Record<'_>, mode: LogMessages) -> String {
                 scrub_strings(&mut call["arguments"], mode);
             }
         }
+        serde_json::to_string(&Line::new(record, mode, &request, &decision, model))
     }
-    let v = json!({
-        "time": rfc3339(record.time),
-        "id": record.id,
-        "endpoint": record.endpoint,
-        "rules_version": record.decision.rules_version,
-        "log_messages": mode.as_str(),
-        "request": request,
-        "router": record.router,
-        "model": model,
-        "decision": decision,
-    });
-    let mut out = v.to_string();
+    .unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// A line as written, fields in this order.
+#[derive(serde::Serialize)]
+struct Line<'a, R, D> {
+    time: String,
+    id: &'a str,
+    endpoint: &'a str,
+    rules_version: &'a str,
+    log_messages: &'static str,
+    request: R,
+    router: &'a str,
+    model: Value,
+    decision: D,
+}
+
+impl<'a, R, D> Line<'a, R, D> {
+    fn new(record: &Record<'a>, mode: LogMessages, request: R, decision: D, model: Value) -> Self {
+        Self {
+            time: rfc3339(record.time),
+            id: record.id,
+            endpoint: record.endpoint,
+            rules_version: &record.decision.rules_version,
+            log_messages: mode.as_str(),
+            request,
+            router: record.router,
+            model,
+            decision,
+        }
+    }
 }
 
 /// `{"calls", "latency_ms"}`, `{"error", "latency_ms"}`, or `null` when the model was not asked.

@@ -22,6 +22,10 @@ use crate::replay::log::{self, LogMessages, Record};
 
 use super::Metrics;
 
+/// Bytes written at once (about fifty lines): a busy service makes a write call every few
+/// milliseconds, not one a decision.
+const BUFFER: usize = 64 << 10;
+
 /// Where and how the log is written.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -162,7 +166,10 @@ impl Sink {
     fn open(settings: &Settings) -> Result<Self, String> {
         let path = &settings.path;
         if path.as_os_str() == "-" {
-            return Ok(Self::Stdout(BufWriter::new(std::io::stdout())));
+            return Ok(Self::Stdout(BufWriter::with_capacity(
+                BUFFER,
+                std::io::stdout(),
+            )));
         }
         match std::fs::metadata(path) {
             Ok(m) if !m.is_file() => Ok(Self::Special(None)),
@@ -170,7 +177,7 @@ impl Sink {
                 let file = append(path)?;
                 let written = file.metadata().map_or(0, |m| m.len());
                 Ok(Self::File {
-                    out: BufWriter::new(file),
+                    out: BufWriter::with_capacity(BUFFER, file),
                     written,
                 })
             }
@@ -254,7 +261,8 @@ impl Writer {
             }
             Sink::Special(out) => {
                 if out.is_none() {
-                    *out = Some(BufWriter::new(
+                    *out = Some(BufWriter::with_capacity(
+                        BUFFER,
                         OpenOptions::new().write(true).open(&self.settings.path)?,
                     ));
                 }
@@ -285,7 +293,7 @@ impl Writer {
             .truncate(true)
             .open(&self.settings.path)?;
         self.sink = Sink::File {
-            out: BufWriter::new(file),
+            out: BufWriter::with_capacity(BUFFER, file),
             written: 0,
         };
         Ok(())
