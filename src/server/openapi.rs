@@ -242,7 +242,8 @@ fn build(max_message_chars: usize, token: bool) -> Value {
         "in": "header",
         "required": false,
         "description": "the request's id in the decision log (serve --decision-log); printable ASCII, at most 128 characters, else the service makes one",
-        "schema": {"type": "string", "maxLength": 128},
+        // Any value is accepted: one that is not an id is replaced, never refused.
+        "schema": {"type": "string"},
     }]);
     json!({
         "openapi": "3.1.0",
