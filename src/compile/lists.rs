@@ -14,17 +14,20 @@ use crate::text::{
     Scanner, Transliteration, WordMatcher,
 };
 
-/// Every word-list pattern of `files`, compiled once each, on every core.
+/// Every word-list pattern of `files`, compiled once each, together (over one alphabet), on
+/// every core.
 pub(super) fn patterns(
     files: &[(SourceFile, RuleFile)],
 ) -> HashMap<&str, Result<ListPattern, EntryError>> {
-    super::compile_each(
-        files
-            .iter()
-            .flat_map(|(_, rf)| &rf.word_lists)
-            .flat_map(|l| l.patterns.iter().map(String::as_str)),
-        crate::text::compile_list_pattern,
-    )
+    let mut sources: Vec<&str> = files
+        .iter()
+        .flat_map(|(_, rf)| &rf.word_lists)
+        .flat_map(|l| l.patterns.iter().map(String::as_str))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let compiled = crate::text::compile_list_patterns(&sources);
+    sources.into_iter().zip(compiled).collect()
 }
 
 impl Compiler<'_> {

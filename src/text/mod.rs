@@ -7,6 +7,7 @@
 //! Cyrillic text (hundreds of microseconds for sixty patterns); the scanner's automata cost
 //! well under one, and run a pattern only where one of its literal prefixes occurs.
 
+mod alphabet;
 mod fuzzy;
 mod normalize;
 mod pattern;
@@ -18,7 +19,7 @@ mod word_matcher;
 
 use normalize::TABLE_LEN;
 pub use normalize::{Normalized, Normalizer, NormalizerOptions};
-pub use pattern::{ListPattern, compile_list_pattern};
+pub use pattern::{ListPattern, compile_list_pattern, compile_list_patterns};
 pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};
 pub use translit::Transliteration;

@@ -1,34 +1,105 @@
 //! One word-list `patterns` entry, compiled and analysed once: the regex, and where in a
 //! message the scanner looks for it.
+//!
+//! The patterns of a ruleset are compiled together, over the small [`Alphabet`] they share
+//! (see its notes); one the alphabet cannot express keeps the Unicode engines.
 
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use regex_automata::hybrid::dfa::{Cache, DFA, OverlappingState};
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
+use super::alphabet::{self, Alphabet, Transcoded};
 use super::{EntryError, MAX_PATTERN_LEN, MetaRegex, REGEX_SIZE_LIMIT, compile_pattern, is_word};
 
 /// A compiled word-list pattern.
 #[derive(Debug, Clone)]
 pub struct ListPattern {
-    re: MetaRegex,
-    /// For a pattern tried at word starts whose only word boundary is its leading `\b` (which
-    /// a word start satisfies): the rest as a forward lazy DFA, much faster than the engines
-    /// that can check a Unicode word boundary.
-    at_word: Option<WordStartDfa>,
+    engine: Engine,
     pub(super) start: PatternStart,
+}
+
+#[derive(Debug, Clone)]
+enum Engine {
+    /// Over the ruleset's alphabet: a pattern tried at word starts (or at the start) is a
+    /// forward lazy DFA run anchored there; one searched for, a regex.
+    Alphabet {
+        alphabet: Arc<Alphabet>,
+        anchored: Option<Dfa>,
+        searched: Option<MetaRegex>,
+    },
+    /// Over Unicode text.
+    Unicode {
+        re: MetaRegex,
+        /// For a pattern tried at word starts whose only word boundary is its leading `\b`
+        /// (which a word start satisfies): the rest as a forward lazy DFA, much faster than
+        /// the engines that can check a Unicode word boundary.
+        at_word: Option<WordStartDfa>,
+    },
 }
 
 type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
 
+/// A forward lazy DFA and the caches of the threads that run it.
 #[derive(Clone)]
-struct WordStartDfa {
+struct Dfa {
     dfa: Arc<DFA>,
     caches: Arc<Pool<Cache, CacheFn>>,
+}
+
+impl Dfa {
+    fn new(hir: &Hir, kind: MatchKind, utf8: bool) -> Option<Self> {
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                    .utf8(utf8)
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build_from_hir(hir)
+            .ok()?;
+        let dfa = Arc::new(
+            DFA::builder()
+                .configure(
+                    DFA::config()
+                        .cache_capacity(REGEX_SIZE_LIMIT)
+                        .match_kind(kind),
+                )
+                .build_from_nfa(nfa)
+                .ok()?,
+        );
+        let for_pool = Arc::clone(&dfa);
+        let create: CacheFn = Box::new(move || for_pool.create_cache());
+        Some(Self {
+            dfa,
+            caches: Arc::new(Pool::new(create)),
+        })
+    }
+
+    /// The end of the leftmost-first match of an anchored `input`. Over an alphabet the
+    /// search cannot fail: it has no Unicode word boundary to quit on and never gives up.
+    fn end(&self, input: &Input<'_>) -> Option<usize> {
+        let mut cache = self.caches.get();
+        let found = self.dfa.try_search_fwd(&mut cache, input);
+        debug_assert!(found.is_ok(), "the lazy DFA gave up: {found:?}");
+        found.ok().flatten().map(|m| m.offset())
+    }
+}
+
+impl std::fmt::Debug for Dfa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Dfa")
+    }
+}
+
+#[derive(Clone, Debug)]
+struct WordStartDfa {
+    dfa: Dfa,
     /// The pattern ends with `\b`: the DFA finds every end of the rest, and the match is the
     /// one end that stands at a word boundary (with two such ends, the careful engine decides
     /// which the pattern prefers).
@@ -39,9 +110,10 @@ impl WordStartDfa {
     /// The end of the match, if there is one; `None` when the careful engine must decide (the
     /// cache thrashed, or two ends stand at word boundaries).
     fn find(&self, text: &str, input: &Input<'_>) -> Option<Option<usize>> {
-        let mut cache = self.caches.get();
+        let mut cache = self.dfa.caches.get();
         if !self.boundary_after {
             return self
+                .dfa
                 .dfa
                 .try_search_fwd(&mut cache, input)
                 .ok()
@@ -51,6 +123,7 @@ impl WordStartDfa {
         let mut found = None;
         loop {
             self.dfa
+                .dfa
                 .try_search_overlapping_fwd(&mut cache, input, &mut state)
                 .ok()?;
             let Some(m) = state.get_match() else {
@@ -79,29 +152,101 @@ fn at_boundary(text: &str, at: usize) -> bool {
     before != after
 }
 
-impl std::fmt::Debug for WordStartDfa {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WordStartDfa")
+/// A message's text read through the alphabet its patterns were compiled over, once per
+/// message (patterns compiled alone have alphabets of their own).
+#[derive(Debug, Default)]
+pub(super) struct Transcodings {
+    alphabet: Option<Arc<Alphabet>>,
+    text: Transcoded,
+}
+
+impl Transcodings {
+    fn of(&mut self, alphabet: &Arc<Alphabet>, text: &str) -> &Transcoded {
+        if !self
+            .alphabet
+            .as_ref()
+            .is_some_and(|a| Arc::ptr_eq(a, alphabet))
+        {
+            alphabet.transcode(text, &mut self.text);
+            self.alphabet = Some(Arc::clone(alphabet));
+        }
+        &self.text
     }
 }
 
 impl ListPattern {
     /// The match that starts exactly at `at` (a word start where one of the prefixes begins).
-    pub(super) fn find_at(&self, text: &str, at: usize) -> Option<(usize, usize)> {
-        let input = Input::new(text).range(at..).anchored(Anchored::Yes);
-        if let Some(d) = &self.at_word
-            && let Some(found) = d.find(text, &input)
-        {
-            return found.map(|end| (at, end));
+    pub(super) fn find_at(
+        &self,
+        text: &str,
+        at: usize,
+        tx: &mut Transcodings,
+    ) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Alphabet {
+                alphabet,
+                anchored,
+                searched,
+            } => {
+                let t = tx.of(alphabet, text);
+                let input = Input::new(&t.bytes)
+                    .range(t.index(at)..)
+                    .anchored(Anchored::Yes);
+                let end = match (anchored, searched) {
+                    (Some(d), _) => d.end(&input),
+                    (None, Some(re)) => re.search(&input).map(|m| m.end()),
+                    (None, None) => None,
+                }?;
+                Some((at, t.offset(end)))
+            }
+            Engine::Unicode { re, at_word } => {
+                let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+                if let Some(d) = at_word
+                    && let Some(found) = d.find(text, &input)
+                {
+                    return found.map(|end| (at, end));
+                }
+                re.search(&input).map(|m| (m.start(), m.end()))
+            }
         }
-        self.re.search(&input).map(|m| (m.start(), m.end()))
     }
 
     /// The first match that starts at or after `from`.
-    pub(super) fn find_from(&self, text: &str, from: usize) -> Option<(usize, usize)> {
-        self.re
-            .search(&Input::new(text).range(from..))
-            .map(|m| (m.start(), m.end()))
+    pub(super) fn find_from(
+        &self,
+        text: &str,
+        from: usize,
+        tx: &mut Transcodings,
+    ) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Alphabet {
+                alphabet,
+                anchored,
+                searched,
+            } => {
+                let t = tx.of(alphabet, text);
+                let from = t.index(from);
+                if let Some(re) = searched {
+                    let m = re.search(&Input::new(&t.bytes).range(from..))?;
+                    return Some((t.offset(m.start()), t.offset(m.end())));
+                }
+                // Only ever tried anchored; searched here one start after another.
+                let d = anchored.as_ref()?;
+                (from..=t.bytes.len()).find_map(|s| {
+                    let input = Input::new(&t.bytes).range(s..).anchored(Anchored::Yes);
+                    d.end(&input).map(|e| (t.offset(s), t.offset(e)))
+                })
+            }
+            Engine::Unicode { re, .. } => re
+                .search(&Input::new(text).range(from..))
+                .map(|m| (m.start(), m.end())),
+        }
+    }
+
+    /// Whether the pattern is compiled over an alphabet (for tests).
+    #[cfg(test)]
+    fn over_alphabet(&self) -> bool {
+        matches!(self.engine, Engine::Alphabet { .. })
     }
 }
 
@@ -119,18 +264,110 @@ pub(super) enum PatternStart {
     Anywhere,
 }
 
-/// Compiles one word-list `patterns` entry, with the same limits and messages as
-/// [`compile_pattern`], for the scanner: it runs a pattern anchored where one of its prefixes
-/// was found, which the `regex` crate's API cannot ask for.
+/// Compiles one word-list `patterns` entry on its own (over an alphabet of its own), with
+/// the same limits and messages as [`compile_pattern`].
 pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
-    if pattern.len() > MAX_PATTERN_LEN {
-        return Err(refused(pattern));
-    }
-    // Parsed once for the analyses below (the regex engine parses it again: same syntax).
-    let Some(hir) = parse(pattern) else {
-        return Err(refused(pattern));
+    compile_list_patterns(&[pattern])
+        .pop()
+        .unwrap_or_else(|| Err(refused(pattern)))
+}
+
+/// Compiles word-list `patterns` entries together, on every core, with the same limits and
+/// messages as [`compile_pattern`], for the scanner: it runs a pattern anchored where one of
+/// its prefixes was found, which the `regex` crate's API cannot ask for. They share one
+/// [`Alphabet`] (see the module's notes).
+pub fn compile_list_patterns(patterns: &[&str]) -> Vec<Result<ListPattern, EntryError>> {
+    // Parsed once for the analyses below and the alphabet.
+    let parsed: Vec<Option<Hir>> = patterns
+        .par_iter()
+        .map(|p| (p.len() <= MAX_PATTERN_LEN).then(|| parse(p)).flatten())
+        .collect();
+    let mut admitted: Vec<usize> = (0..parsed.len())
+        .filter(|&i| parsed[i].as_ref().is_some_and(alphabet::supported))
+        .collect();
+    // Past the bytes an alphabet has (a ruleset that spells out very many characters), the
+    // first half of the patterns are tried, then the first quarter, …; the rest keep Unicode.
+    let alphabet = loop {
+        if admitted.is_empty() {
+            break None;
+        }
+        let hirs: Vec<&Hir> = admitted
+            .iter()
+            .filter_map(|&i| parsed[i].as_ref())
+            .collect();
+        if let Some(a) = Alphabet::new(&hirs) {
+            break Some(Arc::new(a));
+        }
+        admitted.truncate(admitted.len() / 2);
     };
-    let start = pattern_start(pattern, &hir);
+    let mut over = vec![false; parsed.len()];
+    for i in admitted {
+        over[i] = true;
+    }
+    patterns
+        .par_iter()
+        .zip(parsed.par_iter().zip(over))
+        .map(|(pattern, (hir, over))| {
+            let Some(hir) = hir else {
+                return Err(refused(pattern));
+            };
+            match &alphabet {
+                Some(a) if over => compile_over(pattern, hir, a),
+                _ => compile_unicode(pattern, hir),
+            }
+        })
+        .collect()
+}
+
+/// `pattern` (parsed: `hir`) over `alphabet`.
+fn compile_over(
+    pattern: &str,
+    hir: &Hir,
+    alphabet: &Arc<Alphabet>,
+) -> Result<ListPattern, EntryError> {
+    let start = pattern_start(pattern, hir);
+    let translated = alphabet.translate(hir);
+    let (anchored, searched) = match start {
+        PatternStart::AtWords(_) | PatternStart::AtStart => {
+            // The leading `\b` or `^` is kept: at a word start (or the start) it holds.
+            let d = Dfa::new(&translated, MatchKind::LeftmostFirst, false)
+                .ok_or_else(|| refused(pattern))?;
+            (Some(d), None)
+        }
+        PatternStart::Prefixes(_) | PatternStart::Anywhere => {
+            let re = MetaRegex::builder()
+                .configure(
+                    MetaRegex::config()
+                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                        .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
+                        .utf8_empty(false)
+                        .which_captures(thompson::WhichCaptures::Implicit)
+                        .onepass(false)
+                        .dfa(false)
+                        .backtrack(false),
+                )
+                .build_from_hir(&translated)
+                .map_err(|_| refused(pattern))?;
+            (None, Some(re))
+        }
+    };
+    let p = ListPattern {
+        engine: Engine::Alphabet {
+            alphabet: Arc::clone(alphabet),
+            anchored,
+            searched,
+        },
+        start,
+    };
+    if p.find_at("", 0, &mut Transcodings::default()).is_some() {
+        return Err(EntryError::MatchesEmpty);
+    }
+    Ok(p)
+}
+
+/// `pattern` (parsed: `hir`) over Unicode text.
+fn compile_unicode(pattern: &str, hir: &Hir) -> Result<ListPattern, EntryError> {
+    let start = pattern_start(pattern, hir);
     // A pattern tried only where its prefix starts a word is searched anchored there: the
     // forward engines suffice (no lazy DFA, hence no reverse NFA to build; it would give up on
     // Unicode word boundaries in non-ASCII text anyway), and only the whole match is read.
@@ -154,10 +391,13 @@ pub fn compile_list_pattern(pattern: &str) -> Result<ListPattern, EntryError> {
         Ok(re) if re.is_match("") => Err(EntryError::MatchesEmpty),
         Ok(re) => {
             let at_word = match start {
-                PatternStart::AtWords(_) | PatternStart::AtStart => word_start_dfa(&hir),
+                PatternStart::AtWords(_) | PatternStart::AtStart => word_start_dfa(hir),
                 _ => None,
             };
-            Ok(ListPattern { re, at_word, start })
+            Ok(ListPattern {
+                engine: Engine::Unicode { re, at_word },
+                start,
+            })
         }
         Err(_) => Err(refused(pattern)),
     }
@@ -183,31 +423,13 @@ fn word_start_dfa(hir: &Hir) -> Option<WordStartDfa> {
     if rest.properties().look_set().contains_word_unicode() || has_large_class(&rest) {
         return None;
     }
-    let nfa = thompson::Compiler::new()
-        .configure(
-            thompson::Config::new()
-                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                .which_captures(thompson::WhichCaptures::None),
-        )
-        .build_from_hir(&rest)
-        .ok()?;
-    let dfa = Arc::new(
-        DFA::builder()
-            .configure(DFA::config().cache_capacity(REGEX_SIZE_LIMIT).match_kind(
-                if boundary_after {
-                    MatchKind::All
-                } else {
-                    MatchKind::LeftmostFirst
-                },
-            ))
-            .build_from_nfa(nfa)
-            .ok()?,
-    );
-    let for_pool = Arc::clone(&dfa);
-    let create: CacheFn = Box::new(move || for_pool.create_cache());
+    let kind = if boundary_after {
+        MatchKind::All
+    } else {
+        MatchKind::LeftmostFirst
+    };
     Some(WordStartDfa {
-        dfa,
-        caches: Arc::new(Pool::new(create)),
+        dfa: Dfa::new(&rest, kind, true)?,
         boundary_after,
     })
 }
@@ -329,6 +551,103 @@ const MAX_PREFIXES: usize = 64;
 mod tests {
     use super::*;
 
+    /// `source` compiled over Unicode, as a pattern the alphabet cannot express is.
+    fn unicode(source: &str) -> ListPattern {
+        compile_unicode(source, &parse(source).expect("parses")).expect("compiles")
+    }
+
+    fn unicode_parts(p: &ListPattern) -> (&MetaRegex, Option<&WordStartDfa>) {
+        match &p.engine {
+            Engine::Unicode { re, at_word } => (re, at_word.as_ref()),
+            Engine::Alphabet { .. } => panic!("over an alphabet"),
+        }
+    }
+
+    /// Over the alphabet a pattern finds exactly what it finds over Unicode: from every
+    /// character, anchored and searched, in text with letters of several scripts, digits,
+    /// typographic punctuation, emoji and characters no pattern names.
+    #[test]
+    fn the_alphabet_finds_what_unicode_finds() {
+        let patterns = [
+            r"\bб\s*[/.\\]\s*у\b",
+            r"\bслов\w*\s+друг(ой|ая)",
+            r"\bкурс(доллар|евро)\b",
+            r"слово[а-я]* (?:да|нет)",
+            r"(?i)\bTOP\s*\d+",
+            r"\b\d{2,4}\s*(руб|р\.|₽)",
+            r"[^а-яa-z\s]+",
+            r"\Bой\b",
+            r"\b\w+ик\b",
+            r"^(?:ну\s+)?как\b",
+            r"x.y",
+            r"\bé\w*",
+            r"(?:\p{Greek}|\p{Han})+",
+            r"\b[[:alpha:]]+\b",
+        ];
+        let texts = [
+            "найди б.у. телефон",
+            "слово другая и словами другой",
+            "курсдоллар курсевро курсевроx",
+            "словечко да словонет слово нет",
+            "top 10 и ТОП-5 и Top12",
+            "за 1500 руб, 200р. и 99 ₽",
+            "«цена» — 100$ 😀 ёлка",
+            "большой мой край",
+            "столик котик ик",
+            "ну как дела как",
+            "x y xzy x\ny x😀y",
+            "école élan e",
+            "αβγ 漢字 abc",
+            "ǅemal straße ﬁne",
+        ];
+        let compiled = compile_list_patterns(&patterns);
+        for (source, p) in patterns.iter().zip(compiled) {
+            let p = p.expect("compiles");
+            assert!(p.over_alphabet(), "{source} is over the alphabet");
+            let re = unicode(source);
+            let (careful, _) = unicode_parts(&re);
+            for text in texts {
+                let mut tx = Transcodings::default();
+                for (at, _) in text.char_indices().chain([(text.len(), ' ')]) {
+                    let anchored = careful
+                        .search(&Input::new(text).range(at..).anchored(Anchored::Yes))
+                        .map(|m| (m.start(), m.end()));
+                    let searched = careful
+                        .search(&Input::new(text).range(at..))
+                        .map(|m| (m.start(), m.end()));
+                    assert_eq!(
+                        p.find_at(text, at, &mut tx),
+                        anchored,
+                        "{source} at {at} of {text:?}"
+                    );
+                    assert_eq!(
+                        p.find_from(text, at, &mut tx),
+                        searched,
+                        "{source} from {at} of {text:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_the_alphabet_cannot_say_keeps_unicode() {
+        let compiled = compile_list_patterns(&[r"(?-u:\b)ab", r"(?m)^ab$", r"\bab"]);
+        let over: Vec<bool> = compiled
+            .iter()
+            .map(|p| p.as_ref().expect("compiles").over_alphabet())
+            .collect();
+        assert_eq!(over, [false, false, true]);
+        assert!(matches!(
+            compile_list_pattern("a*"),
+            Err(EntryError::MatchesEmpty)
+        ));
+        assert!(
+            compile_list_pattern(r"\b").is_ok(),
+            "no boundary in the empty text"
+        );
+    }
+
     /// The fast engines agree with the careful one on where a match that starts at a word
     /// start ends, boundaries, alternatives that prefer the shorter match, and two ends at word
     /// boundaries included.
@@ -377,32 +696,36 @@ mod tests {
             "a  how come?",
         ];
         for source in patterns {
-            let p = compile_list_pattern(source).expect("compiles");
-            assert!(p.at_word.is_some(), "{source} has a fast engine");
+            let p = unicode(source);
+            let (re, at_word) = unicode_parts(&p);
+            assert!(at_word.is_some(), "{source} has a fast engine");
             for text in texts {
-                let careful =
-                    p.re.search(&Input::new(text).anchored(Anchored::Yes))
-                        .map(|m| (m.start(), m.end()));
-                assert_eq!(p.find_at(text, 0), careful, "{source} in {text:?}");
+                let careful = re
+                    .search(&Input::new(text).anchored(Anchored::Yes))
+                    .map(|m| (m.start(), m.end()));
+                let mut tx = Transcodings::default();
+                assert_eq!(p.find_at(text, 0, &mut tx), careful, "{source} in {text:?}");
             }
         }
     }
 
     #[test]
     fn a_large_unicode_class_keeps_the_careful_engine() {
-        let p = compile_list_pattern(r"\btop\s+\w+").expect("compiles");
-        assert!(p.at_word.is_none(), "\\w is hundreds of ranges");
-        assert_eq!(p.find_at("top ten", 0), Some((0, 7)));
-        let p = compile_list_pattern(r"\btop\s+[a-z]+").expect("compiles");
-        assert!(p.at_word.is_some());
-        assert_eq!(p.find_at("top ten", 0), Some((0, 7)));
+        let mut tx = Transcodings::default();
+        let p = unicode(r"\btop\s+\w+");
+        assert!(unicode_parts(&p).1.is_none(), "\\w is hundreds of ranges");
+        assert_eq!(p.find_at("top ten", 0, &mut tx), Some((0, 7)));
+        let p = unicode(r"\btop\s+[a-z]+");
+        assert!(unicode_parts(&p).1.is_some());
+        assert_eq!(p.find_at("top ten", 0, &mut tx), Some((0, 7)));
     }
 
     #[test]
     fn a_word_boundary_inside_keeps_the_careful_engine() {
-        let p = compile_list_pattern(r"\bab\b\s+cd").expect("compiles");
-        assert!(p.at_word.is_none());
-        assert_eq!(p.find_at("ab cd", 0), Some((0, 5)));
-        assert_eq!(p.find_at("abx cd", 0), None);
+        let mut tx = Transcodings::default();
+        let p = unicode(r"\bab\b\s+cd");
+        assert!(unicode_parts(&p).1.is_none());
+        assert_eq!(p.find_at("ab cd", 0, &mut tx), Some((0, 5)));
+        assert_eq!(p.find_at("abx cd", 0, &mut tx), None);
     }
 }

@@ -14,9 +14,10 @@ pub struct WordMatcher {
 impl WordMatcher {
     /// Builds the matcher; bad entries are skipped.
     pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
-        let compiled: Vec<Option<ListPattern>> = patterns
-            .iter()
-            .map(|p| super::compile_list_pattern(p).ok())
+        let sources: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let compiled: Vec<Option<ListPattern>> = super::compile_list_patterns(&sources)
+            .into_iter()
+            .map(Result::ok)
             .collect();
         let options = ListOptions {
             gap: super::DEFAULT_GAP,

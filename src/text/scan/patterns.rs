@@ -3,6 +3,7 @@
 //! [`Anywhere`](super::anywhere::Anywhere)); a pattern anchored with `^` once at the start,
 //! and one without a literal prefix on every message.
 
+use super::super::pattern::Transcodings;
 use super::{Entries, Found, Strategy, Target, Text};
 
 /// The patterns that no automaton can point at.
@@ -29,6 +30,7 @@ impl Patterns {
 impl Strategy for Patterns {
     fn find(&self, entries: &Entries, text: &Text<'_>, found: &mut Found) {
         let t = text.text;
+        let mut tx = Transcodings::default();
         // Where a word starts with a prefix: tried there, word by word, until it matches (each
         // pattern is reported once, where it first matches).
         let mut matched: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
@@ -37,13 +39,13 @@ impl Strategy for Patterns {
             if matched.contains(&k) {
                 continue;
             }
-            if let Some((s, e)) = entries.patterns[k as usize].re.find_at(t, at) {
+            if let Some((s, e)) = entries.patterns[k as usize].re.find_at(t, at, &mut tx) {
                 matched.push(k);
                 found.emit(entries, Target::Pattern(k), s, e, false);
             }
         }
         for &k in &self.at_start {
-            if let Some((s, e)) = entries.patterns[k as usize].re.find_at(t, 0) {
+            if let Some((s, e)) = entries.patterns[k as usize].re.find_at(t, 0, &mut tx) {
                 found.emit(entries, Target::Pattern(k), s, e, false);
             }
         }
@@ -53,7 +55,7 @@ impl Strategy for Patterns {
             while !t.is_char_boundary(from) {
                 from -= 1;
             }
-            if let Some((s, e)) = entries.patterns[k as usize].re.find_from(t, from) {
+            if let Some((s, e)) = entries.patterns[k as usize].re.find_from(t, from, &mut tx) {
                 found.emit(entries, Target::Pattern(k), s, e, false);
             }
         }
