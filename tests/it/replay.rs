@@ -579,3 +579,90 @@ fn disagreements_name_where_the_rules_miss_and_become_cases_that_lint_runs() {
     assert!(human.contains("pre-rules settled the message"), "{human}");
     assert!(!human.contains("candidate phrases"), "{human}");
 }
+
+#[test]
+fn a_search_phrase_taken_out_shows_what_it_decided_and_with_model_none_all_it_matched() {
+    // The edit: one entry of the search phrases, «погода», taken out of its list.
+    let copy = copy_of_rules();
+    let words = copy.path().join("words.yaml");
+    let text = std::fs::read_to_string(&words).expect("words");
+    let edited = text.replacen("\n      - погода$\n", "\n", 1);
+    assert_ne!(edited, text, "the entry was not found");
+    std::fs::write(&words, edited).expect("write");
+    let copy = copy.path().to_str().expect("utf-8");
+
+    // The lines the entry matches, by the shipped rules alone, and whether the recorded
+    // answer asked for web search on them.
+    let rs = turnout::compile::load_dir(&root().join("rules"))
+        .ruleset
+        .expect("valid rules");
+    let corpus = std::fs::read_to_string(root().join(CORPUS)).expect("corpus");
+    let mut matched = Vec::new();
+    let mut model_asked = Vec::new();
+    for (i, line) in corpus.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).expect("json");
+        let req: Request = serde_json::from_value(v["request"].clone()).expect("request");
+        let d = engine::decide_without_model(&rs, &req).expect("decided");
+        let by_entry = d.trace.iter().any(|s| {
+            s.rule.as_deref() == Some("search-patterns")
+                && s.why.contains("(search_patterns: 'погода$')")
+        });
+        if by_entry {
+            matched.push(i as u64 + 1);
+            model_asked.push(
+                v["model"]["calls"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c["tool"] == "web_search")),
+            );
+        }
+    }
+    assert!(
+        !matched.is_empty(),
+        "the corpus has no line the entry matches"
+    );
+    let changed = |v: &Value| -> Vec<u64> {
+        v["diff"]["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .map(|c| c["line"].as_u64().expect("line"))
+            .collect()
+    };
+
+    // With the recorded answers, the entry decided only the lines where the model did not ask
+    // for search; on the others it agreed with the model and nothing changes.
+    let decided: Vec<u64> = matched
+        .iter()
+        .zip(&model_asked)
+        .filter(|(_, asked)| !**asked)
+        .map(|(l, _)| *l)
+        .collect();
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(changed(&v), decided, "{out}");
+
+    // The rules alone: every line it matched changes, and only those.
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--model",
+        "none",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(changed(&v), matched, "{out}");
+    for c in v["diff"]["changes"].as_array().expect("changes") {
+        assert_eq!(c["from"], "chat +search", "{c}");
+        assert_eq!(c["to"], "chat", "{c}");
+    }
+}
