@@ -63,6 +63,8 @@ read -r user1 sys1 < <(cpu)
 grep -E "Requests/sec|Latency|50%|90%|99%|requests in|Non-2xx" "$out.wrk"
 # Decision log lines dropped, when the server writes one.
 curl -s "$url/metrics" | grep -E '^turnout_decision_log_dropped_total' || true
+# Shadow decisions by result, when the server has shadow rules.
+curl -s "$url/metrics" | grep -E '^turnout_shadow_decisions_total' || true
 requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$out.wrk")
 hz=$(getconf CLK_TCK)
 awk -v u=$((user1 - user0)) -v s=$((sys1 - sys0)) -v hz="$hz" -v n="${requests:-0}" 'BEGIN {

@@ -11,7 +11,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{LimitArgs, ModelArgs, load_rules};
-use crate::replay::{self, Diff, RuleEffect, Summary};
+use crate::replay::disagree::{self, Kind, KindReport};
+use crate::replay::{self, Diff, Expectations, RuleEffect, Summary, Unexpected};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -51,6 +52,28 @@ pub struct Args {
     /// Exit 1 when more than N decisions changed (with --against).
     #[arg(long, value_name = "N")]
     max_changed: Option<usize>,
+    /// Report where the rules and the router model disagree instead (with the --rules
+    /// version): lines where the model asked for web search and no search rule fired
+    /// (candidate phrases), where a search rule fired and the model did not ask (candidate
+    /// false positives), each guard's vetoes of the model, and the pre-rules that settled a
+    /// message; grouped, counted, with examples.
+    #[arg(long)]
+    disagreements: bool,
+    /// Only these kinds of disagreement (comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "KIND")]
+    kinds: Vec<Kind>,
+    /// Examples shown per group of disagreements (JSON too).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    examples: usize,
+    /// Write the disagreeing lines (of --kinds) as rule test cases to FILE, in the format of
+    /// rules/tests/*.yaml: the request, the router's answer (without the search call, for a
+    /// candidate phrase) and what the rules decide now as `expect`, so the cases pass as
+    /// written; flip the expectations that should change. Implies --disagreements.
+    #[arg(long, value_name = "FILE")]
+    emit_cases: Option<PathBuf>,
+    /// Most cases --emit-cases writes.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    max_cases: usize,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -118,6 +141,54 @@ pub fn run(args: Args) -> ExitCode {
     let new_decisions = rt.block_on(replay::run(&new, &lines, model, |n| {
         bar.set_position(n as u64);
     }));
+    if args.disagreements || args.emit_cases.is_some() {
+        bar.finish_and_clear();
+        let kinds = if args.kinds.is_empty() {
+            Kind::ALL.to_vec()
+        } else {
+            args.kinds.clone()
+        };
+        let found = rt.block_on(disagree::find(&new, &lines, &new_decisions, model));
+        let report = disagree::report(&lines, &found, &kinds, args.examples);
+        if let Some(path) = &args.emit_cases {
+            let file = disagree::cases(&lines, &found, &kinds, args.max_cases);
+            let written = serde_yaml::to_string(&file)
+                .map_err(|e| e.to_string())
+                .and_then(|yaml| {
+                    let head = "# Written by `turnout replay --emit-cases`: each case expects what the rules\n\
+                                # decided; change the expectations that should be different.\n";
+                    std::fs::write(path, format!("{head}{yaml}")).map_err(|e| e.to_string())
+                });
+            match written {
+                Ok(()) => eprintln!("{} cases written to {}", file.cases.len(), path.display()),
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        let text = match args.format {
+            Output::Json => format!(
+                "{}\n",
+                json!({
+                    "lines": lines.len(),
+                    "bad_lines": bad,
+                    "without_texts": without_texts,
+                    "recorded_answers_replaced": replaced,
+                    "disagreements": report,
+                })
+            ),
+            Output::Human => human_disagreements(lines.len(), &report),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        return if bad.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        };
+    }
     let old_decisions = old.as_ref().map(|old| {
         rt.block_on(replay::run(old, &lines, model, |n| {
             bar.set_position((lines.len() + n) as u64);
@@ -139,6 +210,11 @@ pub fn run(args: Args) -> ExitCode {
         (Some(_), true) => Some("log"),
     };
     let before_summary = before.as_ref().map(|b| replay::summarize(&lines, b));
+    // What the edit did to the lines' expectations, apart from those the old rules missed.
+    let expectations = before
+        .as_ref()
+        .map(|b| replay::expectations(&lines, b, &new_decisions))
+        .filter(|e| e.total > 0);
     // Which rules decided a line, and which agreed with the model: each fired rule taken out.
     let effects = rt.block_on(replay::attribute(&new, &lines, &new_decisions, model));
     let text = match args.format {
@@ -158,6 +234,9 @@ pub fn run(args: Args) -> ExitCode {
                 v["before"] = json!(before_summary);
                 v["diff"] = json!(d);
             }
+            if let Some(e) = &expectations {
+                v["expectations"] = json!(e);
+            }
             format!("{v}\n")
         }
         Output::Human => {
@@ -173,7 +252,13 @@ pub fn run(args: Args) -> ExitCode {
             if compared == Some("log") {
                 head.push_str("compared with the decisions the log recorded\n");
             }
-            head + &human(&summary, before_summary.as_ref(), &effects, diff.as_ref())
+            head + &human(
+                &summary,
+                before_summary.as_ref(),
+                &effects,
+                diff.as_ref(),
+                expectations.as_ref(),
+            )
         }
     };
     let mut out = std::io::stdout().lock();
@@ -213,11 +298,38 @@ fn totals(before: &BTreeMap<String, usize>, after: &BTreeMap<String, usize>) -> 
         .join(", ")
 }
 
+/// `  line N (id): message  [context; answer]`.
+fn example(line: usize, id: Option<&str>, message: &str, context: &[String]) -> String {
+    let id = id.map(|i| format!(" ({i})")).unwrap_or_default();
+    let context = if context.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", context.join("; "))
+    };
+    format!("line {line}{id}: {message}{context}")
+}
+
+/// Lines that missed their expectation, with what differed, at most 20.
+fn missed(line: &mut impl FnMut(String), heading: &str, list: &[Unexpected]) {
+    if list.is_empty() {
+        return;
+    }
+    line(format!("  {heading}: {}", list.len()));
+    for u in list.iter().take(20) {
+        line(format!(
+            "    {}",
+            example(u.line, u.id.as_deref(), &u.message, &u.context)
+        ));
+        line(format!("      {}", u.failures.join("; ")));
+    }
+}
+
 fn human(
     s: &Summary,
     before: Option<&Summary>,
     effects: &BTreeMap<String, RuleEffect>,
     diff: Option<&Diff>,
+    expectations: Option<&Expectations>,
 ) -> String {
     let mut out = String::new();
     let mut line = |t: String| {
@@ -258,22 +370,34 @@ fn human(
             e.matched, e.decided, e.agreed
         ));
     }
-    if s.expected > 0 {
-        line(format!(
-            "expectations: {} of {} met",
-            s.expected - s.unexpected.len(),
-            s.expected
-        ));
-        for u in s.unexpected.iter().take(20) {
+    match expectations {
+        // The edit's doing kept apart from what the old rules already missed.
+        Some(e) => {
             line(format!(
-                "  line {}{}: {}",
-                u.line,
-                u.id.as_deref()
-                    .map(|i| format!(" ({i})"))
-                    .unwrap_or_default(),
-                u.failures.join("; ")
+                "expectations met: {} → {} of {}",
+                e.met_before, e.met_after, e.total
             ));
+            missed(&mut line, "broken by the edit", &e.broken);
+            missed(
+                &mut line,
+                "fixed by the edit (as they were missed)",
+                &e.fixed,
+            );
+            missed(
+                &mut line,
+                "already missed before the edit (not its doing)",
+                &e.already_missed,
+            );
         }
+        None if s.expected > 0 => {
+            line(format!(
+                "expectations: {} of {} met",
+                s.expected - s.unexpected.len(),
+                s.expected
+            ));
+            missed(&mut line, "missed", &s.unexpected);
+        }
+        None => {}
     }
     if let Some(d) = diff {
         line(format!("changed: {} of {}", d.changed, d.total));
@@ -286,7 +410,28 @@ fn human(
                 counts(&g.rules)
             ));
             for e in &g.examples {
-                line(format!("    line {}: {}", e.line, e.message));
+                line(format!(
+                    "    {}",
+                    example(e.line, e.id.as_deref(), &e.message, &e.context)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn human_disagreements(total: usize, report: &[KindReport]) -> String {
+    let mut out = format!("where the rules and the model disagree, on {total} lines:\n");
+    for k in report {
+        out.push_str(&format!("{}: {}\n", k.title, k.count));
+        for g in &k.groups {
+            out.push_str(&format!("  {}: {}\n", g.key, g.count));
+            for e in &g.examples {
+                out.push_str(&format!(
+                    "    {} → {}\n",
+                    example(e.line, e.id.as_deref(), &e.message, &e.context),
+                    e.decision
+                ));
             }
         }
     }

@@ -129,6 +129,21 @@ pub struct Args {
     /// is started afresh.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
     decision_log_keep: u32,
+    /// A candidate rules directory, loaded, watched and validated like --rules, that decides
+    /// every request again after its answer is sent, with the router answer the live decision
+    /// got (no second model call), and never changes an answer. Differences are counted
+    /// (turnout_shadow_decisions_total{result}), the last ones are at GET /v1/shadow, its
+    /// reload status is in /v1/rules under "shadow".
+    #[arg(long, value_name = "DIR")]
+    shadow: Option<PathBuf>,
+    /// Most requests waiting for the shadow rules; more are dropped and counted
+    /// (result="dropped"), never waited for.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    shadow_queue: u64,
+    /// Differences kept for GET /v1/shadow (the newest; each holds the request and both
+    /// decisions).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    shadow_keep: u64,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -314,6 +329,13 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         }
         None => None,
     };
+    let (shadow, shadow_tx) = match &args.shadow {
+        Some(dir) => {
+            let (shadow, tx) = start_shadow(&args, dir, *rules.limits(), metrics.clone())?;
+            (Some(shadow), Some(tx))
+        }
+        None => (None, None),
+    };
     let state = Arc::new(AppState {
         rules: rules.clone(),
         model,
@@ -322,6 +344,7 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
         config,
         corpus,
         decision_log,
+        shadow,
     });
     server::replay_corpus(&state).await;
 
@@ -333,7 +356,13 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
     let _watcher = reload::watch(rules.clone(), move || {
         let _ = watch_tx.try_send(Trigger::Watch);
     });
-    spawn_sighup(tx);
+    spawn_sighup(tx, shadow_tx.clone());
+    let _shadow_watcher = match (&state.shadow, shadow_tx) {
+        (Some(shadow), Some(tx)) => Some(reload::watch(shadow.rules().clone(), move || {
+            let _ = tx.try_send(Trigger::Watch);
+        })),
+        _ => None,
+    };
     tokio::spawn(reload_task(state.clone(), rx));
 
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -416,14 +445,42 @@ async fn reload_task(state: Arc<AppState>, mut rx: mpsc::Receiver<Trigger>) {
     }
 }
 
+/// Loads the shadow directory as the live one is loaded (its own reload task; no model: the
+/// shadow never calls one) and starts the shadow's thread.
+fn start_shadow(
+    args: &Args,
+    dir: &std::path::Path,
+    limits: crate::compile::Limits,
+    metrics: Arc<Metrics>,
+) -> Result<(server::shadow::Shadow, mpsc::Sender<Trigger>), String> {
+    let (rules, report) = LiveRules::load_prepared(dir, limits, None, None);
+    rules.set_delete_settle(Duration::from_millis(args.delete_settle_ms));
+    server::shadow::log_reload(&report);
+    if rules.current().is_none() {
+        tracing::warn!(dir = %dir.display(), "no valid shadow ruleset yet: requests are counted as result=\"unavailable\" until it is fixed");
+    }
+    let settings = server::shadow::Settings {
+        queue: usize::try_from(args.shadow_queue).unwrap_or(usize::MAX),
+        keep: usize::try_from(args.shadow_keep).unwrap_or(usize::MAX),
+    };
+    let shadow = server::shadow::Shadow::start(rules.clone(), settings, metrics)?;
+    let (tx, rx) = mpsc::channel::<Trigger>(1);
+    tokio::spawn(server::shadow::reloads(rules, rx));
+    tracing::info!(dir = %dir.display(), queue = settings.queue, "shadow rules decide every request on the side");
+    Ok((shadow, tx))
+}
+
 #[cfg(unix)]
-fn spawn_sighup(tx: mpsc::Sender<Trigger>) {
+fn spawn_sighup(tx: mpsc::Sender<Trigger>, shadow: Option<mpsc::Sender<Trigger>>) {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::hangup()) {
         Ok(mut hup) => {
             tokio::spawn(async move {
                 while hup.recv().await.is_some() {
                     let _ = tx.try_send(Trigger::Signal);
+                    if let Some(shadow) = &shadow {
+                        let _ = shadow.try_send(Trigger::Signal);
+                    }
                 }
             });
         }
@@ -432,7 +489,7 @@ fn spawn_sighup(tx: mpsc::Sender<Trigger>) {
 }
 
 #[cfg(not(unix))]
-fn spawn_sighup(_tx: mpsc::Sender<Trigger>) {}
+fn spawn_sighup(_tx: mpsc::Sender<Trigger>, _shadow: Option<mpsc::Sender<Trigger>>) {}
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once (exit 130),
 /// without waiting for the grace period.

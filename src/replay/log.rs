@@ -281,6 +281,16 @@ pub fn read(v: &Value) -> Result<Read, String> {
     })
 }
 
+/// The router's answer of `d` as the log records it and a replay reads it back (`None`: the
+/// model was not asked): what the shadow rules decide a live request with, so that they see
+/// exactly what an offline replay of the log would.
+pub fn recorded_script(d: &Decision) -> Option<ModelScript> {
+    match model_section(d) {
+        Value::Null => None,
+        m => recorded_answer(&m).ok(),
+    }
+}
+
 /// The logged answer as a scripted one: its calls, or an error of the same kind (any model
 /// error ends in plain chat, so the kind only changes the trace's words).
 fn recorded_answer(m: &Value) -> Result<ModelScript, String> {
@@ -312,7 +322,7 @@ fn recorded_answer(m: &Value) -> Result<ModelScript, String> {
 }
 
 /// The scripted error (`model::scripted::parse_error`) that fails as `kind` did.
-fn script_error(kind: &str) -> &'static str {
+pub(super) fn script_error(kind: &str) -> &'static str {
     match kind {
         "timeout" => "timeout",
         "connection" => "connection_refused",

@@ -16,9 +16,12 @@
 //! the trace's words are not compared; the rules in the trace name what made a difference.
 
 mod attribution;
+pub mod context;
+pub mod disagree;
 pub mod log;
 
 pub use attribution::{RuleEffect, attribute};
+pub use context::{Expectations, expectations};
 
 use std::collections::BTreeMap;
 
@@ -206,6 +209,12 @@ pub async fn run(
     out
 }
 
+/// One line's decision from its recorded answer alone, never asking a model: a line without
+/// one is decided by the rules alone (what the shadow rules of `serve --shadow` do).
+pub async fn decide_recorded(rs: &RuleSet, line: &Line) -> Option<Decision> {
+    decide_line(rs, line, None, None, None).await
+}
+
 /// One line's decision, as [`run`] makes it; with `skip`, as if that rule were not in `rs`;
 /// with `drop_tool`, as if the model had not called that tool.
 async fn decide_line(
@@ -265,8 +274,25 @@ pub struct Unexpected {
     pub line: usize,
     /// Its id.
     pub id: Option<String>,
+    /// The user's message.
+    pub message: String,
+    /// The request's context and the recorded answer, in a few words each
+    /// ([`context::shown`]).
+    pub context: Vec<String>,
     /// What differed.
     pub failures: Vec<String>,
+}
+
+impl Unexpected {
+    fn of(line: &Line, failures: Vec<String>) -> Self {
+        Self {
+            line: line.number,
+            id: line.id.clone(),
+            message: line.request.user_message().unwrap_or_default().to_owned(),
+            context: context::shown(line),
+            failures,
+        }
+    }
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -302,11 +328,7 @@ pub fn summarize(lines: &[Line], decisions: &[Option<Decision>]) -> Summary {
             s.expected += 1;
             let failures = testing::compare(expect, d);
             if !failures.is_empty() {
-                s.unexpected.push(Unexpected {
-                    line: line.number,
-                    id: line.id.clone(),
-                    failures,
-                });
+                s.unexpected.push(Unexpected::of(line, failures));
             }
         }
     }
@@ -354,6 +376,13 @@ pub struct Change {
     pub id: Option<String>,
     /// The user's message.
     pub message: String,
+    /// The request's context and the recorded answer, in a few words each
+    /// ([`context::shown`]).
+    pub context: Vec<String>,
+    /// The whole request, and the router answer recorded for it: what a script needs to
+    /// look at the line again or to turn it into a test case.
+    pub request: Request,
+    pub model: Option<ModelScript>,
     /// The decision before and after, in a few words.
     pub from: String,
     pub to: String,
@@ -437,6 +466,9 @@ pub fn diff(lines: &[Line], old: &[Option<Decision>], new: &[Option<Decision>]) 
             line: line.number,
             id: line.id.clone(),
             message: line.request.user_message().unwrap_or_default().to_owned(),
+            context: context::shown(line),
+            request: line.request.clone(),
+            model: line.model.clone(),
             from,
             to,
             rules,

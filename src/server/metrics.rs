@@ -62,6 +62,7 @@ pub struct Metrics {
     connections: Gauge,
     connections_closed: Family<ReasonLabel, Counter>,
     decision_log_dropped: Counter,
+    shadow_decisions: Family<ResultLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -94,6 +95,7 @@ impl Metrics {
             connections: Gauge::default(),
             connections_closed: Family::default(),
             decision_log_dropped: Counter::default(),
+            shadow_decisions: Family::default(),
             registry: Registry::default(),
         };
         registry.register("decisions", "Decisions by outcome", m.decisions.clone());
@@ -173,6 +175,11 @@ impl Metrics {
             "Decision log lines dropped: the queue was full (--decision-log-queue, --decision-log-queue-bytes) or the line could not be written",
             m.decision_log_dropped.clone(),
         );
+        registry.register(
+            "shadow_decisions",
+            "Live requests the shadow rules (--shadow) decided, by result: same, different (what the user would see differs), dropped (the queue was full, --shadow-queue), unavailable (no valid shadow ruleset)",
+            m.shadow_decisions.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -207,6 +214,14 @@ impl Metrics {
     /// Counts a decision log line dropped.
     pub fn decision_log_dropped(&self) {
         self.decision_log_dropped.inc();
+    }
+
+    /// Counts one request the shadow rules decided (or could not): `same`, `different`,
+    /// `dropped`, `unavailable`.
+    pub fn shadow_decision(&self, result: &'static str) {
+        self.shadow_decisions
+            .get_or_create(&ResultLabel { result })
+            .inc();
     }
 
     /// Counts a refused request.

@@ -10,6 +10,7 @@ pub mod decision_log;
 pub mod metrics;
 pub mod openapi;
 pub mod playground;
+pub mod shadow;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -156,6 +157,8 @@ pub struct AppState {
     pub budget: body::Budget,
     /// Where every decision is logged (`--decision-log`), if anywhere.
     pub decision_log: Option<decision_log::DecisionLog>,
+    /// The shadow rules every decision is decided again with (`--shadow`), if any.
+    pub shadow: Option<shadow::Shadow>,
 }
 
 /// Where a request came from, for the decision log: its endpoint, its id (the client's
@@ -226,6 +229,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/v1/catalogue", get(playground::catalogue))
         .route("/v1/try", post(playground::try_it))
         .route("/v1/replay/last", get(playground::replay_last))
+        .route("/v1/shadow", get(shadow_differences))
         // Before any handler, so before a byte of a body is read.
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
@@ -357,6 +361,11 @@ pub(crate) async fn decide_and_answer(
     match decision {
         Ok(d) => {
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
+            // Both take their own copy: the shadow and the log are each off the request path.
+            if let Some(shadow) = &state.shadow {
+                let (req, d) = (req.clone(), d.clone());
+                shadow.submit(origin.id.clone(), origin.endpoint, model.is_none(), req, d);
+            }
             if let Some(log) = &state.decision_log {
                 let id = origin.id.unwrap_or_else(new_request_id);
                 let router = model.map_or("none".into(), |m| m.name().to_owned().into());
@@ -420,7 +429,40 @@ async fn openapi_document(State(state): State<Arc<AppState>>) -> Response {
 async fn rules_status(State(state): State<Arc<AppState>>) -> Response {
     let mut status = serde_json::to_value(state.rules.status()).unwrap_or_default();
     status["model"] = json!(state.model.name());
+    // The shadow's own reload status (null: no --shadow).
+    status["shadow"] = match &state.shadow {
+        Some(shadow) => {
+            let (rules, counts) = shadow.status();
+            let mut v = serde_json::to_value(rules).unwrap_or_default();
+            v["decisions"] = json!(counts);
+            v
+        }
+        None => serde_json::Value::Null,
+    };
     Json(status).into_response()
+}
+
+/// `/v1/shadow`: what the shadow rules (`--shadow`) did, and the last requests they decided
+/// differently, newest first, with both decisions; 404 without `--shadow`.
+async fn shadow_differences(State(state): State<Arc<AppState>>) -> Response {
+    let Some(shadow) = &state.shadow else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "no_shadow",
+            None,
+            "the service runs without shadow rules; start it with --shadow DIR",
+        );
+    };
+    let (counts, differences) = shadow.seen();
+    let rules = shadow.rules();
+    Json(json!({
+        "dir": rules.dir(),
+        "version": rules.current().map(|r| r.version.to_string()),
+        "live_version": state.rules.current().map(|r| r.version.to_string()),
+        "decisions": counts,
+        "differences": differences,
+    }))
+    .into_response()
 }
 
 /// Reloads on a blocking thread (file IO and compilation) and records the result.

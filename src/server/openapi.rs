@@ -306,6 +306,16 @@ fn build(max_message_chars: usize, token: bool) -> Value {
                 ),
                 "security": security,
             }},
+            "/v1/shadow": {"get": {
+                "summary": "What the shadow rules (serve --shadow) did: counts, and the last requests they decided differently, with both decisions",
+                "operationId": "shadow",
+                "responses": answers(
+                    ("200", ok_json("the shadow's counts and differences", None)),
+                    &[("404", error("the service runs without shadow rules"))],
+                    false,
+                ),
+                "security": security,
+            }},
             "/metrics": {"get": {
                 "summary": "Prometheus metrics (OpenMetrics text)",
                 "operationId": "metrics",

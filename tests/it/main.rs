@@ -17,5 +17,6 @@ mod models;
 mod openapi;
 mod replay;
 mod serve;
+mod shadow;
 mod text;
 mod unattended;

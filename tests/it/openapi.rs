@@ -27,6 +27,7 @@ fn the_api_description_is_valid_openapi_and_the_answers_match_it() {
         "/v1/try",
         "/v1/rules",
         "/v1/catalogue",
+        "/v1/shadow",
         "/healthz",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} is not described");

@@ -329,3 +329,340 @@ fn a_search_rule_taken_out_changes_the_lines_it_decided_not_those_where_it_agree
     ]);
     assert_eq!(v["changed"].as_u64(), Some(decided_alone), "{out}");
 }
+
+#[test]
+fn the_report_keeps_what_an_edit_broke_apart_from_what_the_old_rules_already_missed() {
+    // Against the same rules nothing is the edit's doing: every missed expectation is one the
+    // old rules already missed, listed with its context.
+    let (code, same, out) = replay(&[CORPUS, "--against", "rules", "--format", "json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let e = &same["expectations"];
+    assert_eq!(e["broken"], serde_json::json!([]), "{out}");
+    assert_eq!(e["fixed"], serde_json::json!([]), "{out}");
+    let missed = same["summary"]["unexpected"]
+        .as_array()
+        .expect("unexpected");
+    assert_eq!(
+        e["already_missed"].as_array().map(Vec::len),
+        Some(missed.len())
+    );
+    assert_eq!(e["met_before"], e["met_after"]);
+
+    // The sell-listing guard switched off: the lines it vetoed change, and those that expected
+    // the veto are broken by the edit; what was missed before stays apart.
+    let copy = copy_of_rules();
+    let guards = copy.path().join("guards.yaml");
+    let text = std::fs::read_to_string(&guards).expect("guards");
+    let edited = text.replacen(
+        "        - not: {mentions: selling_words}",
+        "        - not: {mentions: selling_words}\n        - longer_than: 100000",
+        1,
+    );
+    assert_ne!(edited, text, "the guard was not found");
+    std::fs::write(&guards, edited).expect("write");
+    let copy = copy.path().to_str().expect("utf-8");
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--format",
+        "json",
+    ]);
+    let lines_of = |list: &Value| -> Vec<u64> {
+        list.as_array()
+            .expect("a list")
+            .iter()
+            .map(|u| u["line"].as_u64().expect("line"))
+            .collect()
+    };
+    let changed = lines_of(&v["diff"]["changes"]);
+    let broken = lines_of(&v["expectations"]["broken"]);
+    assert!(!broken.is_empty(), "{out}");
+    assert!(broken.iter().all(|l| changed.contains(l)), "{out}");
+    assert_eq!(
+        lines_of(&v["expectations"]["already_missed"]),
+        lines_of(&e["already_missed"]),
+        "the old misses are not the edit's"
+    );
+    // Each change carries the whole request and its context for scripts.
+    for c in v["diff"]["changes"].as_array().expect("changes") {
+        assert!(c["request"]["messages"].is_array(), "{c}");
+        assert!(c["context"].is_array(), "{c}");
+    }
+    let (_, _, human) = replay(&[CORPUS, "--rules", copy, "--against", "rules"]);
+    assert!(human.contains("broken by the edit:"), "{human}");
+    assert!(human.contains("already missed before the edit"), "{human}");
+    assert!(
+        human.contains("model: "),
+        "examples show the recorded answer: {human}"
+    );
+}
+
+#[test]
+fn a_generation_mode_is_shown_beside_the_message_it_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = dir.path().join("c.jsonl");
+    std::fs::write(
+        &corpus,
+        r#"{"id":"drawn","request":{"messages":[{"role":"user","content":"a cat on a roof"}],"generation_mode":"image"}}
+"#,
+    )
+    .expect("write");
+    // Two versions of small rules: the new one routes the word "cat".
+    let rules = |word: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = format!(
+            "tools:\n  - {{id: switch, description: skills, chip: s, arguments: {{type: object, properties: {{skill: {{enum: [coach, none]}}}}}}}}\n  - {{id: alpha, description: first, chip: alpha}}\nword_lists:\n  - {{id: pings, description: trigger, words: [{word}]}}\npre_rules:\n  - id: ping-rule\n    description: routes it\n    when: {{mentions: pings}}\n    then: {{calls: [{{tool: alpha}}]}}\nskills:\n  - {{id: coach, description: coaching, badge: Coach, auto: true}}\nrouter: {{skill_tool: switch, skill_argument: skill, leave_skill_value: none}}\n"
+        );
+        std::fs::write(dir.path().join("r.yaml"), text).expect("write");
+        dir
+    };
+    let (old_dir, new_dir) = (rules("ping"), rules("cat"));
+    let old = old_dir.path().to_str().expect("utf-8");
+    let new = new_dir.path().to_str().expect("utf-8");
+    let (_, v, out) = replay(&[
+        corpus.to_str().expect("utf-8"),
+        "--rules",
+        new,
+        "--against",
+        old,
+        "--model",
+        "none",
+        "--format",
+        "json",
+    ]);
+    let change = &v["diff"]["changes"][0];
+    assert_eq!(change["id"], "drawn", "{out}");
+    assert_eq!(
+        change["context"],
+        serde_json::json!(["generation_mode=image"]),
+        "{out}"
+    );
+    let (_, _, human) = replay(&[
+        corpus.to_str().expect("utf-8"),
+        "--rules",
+        new,
+        "--against",
+        old,
+        "--model",
+        "none",
+    ]);
+    assert!(
+        human.contains("line 1 (drawn): a cat on a roof  [generation_mode=image]"),
+        "{human}"
+    );
+}
+
+/// The kinds of a `--disagreements` JSON report: kind → (count, groups).
+fn kinds(report: &Value) -> std::collections::BTreeMap<String, (u64, Vec<Value>)> {
+    report["disagreements"]
+        .as_array()
+        .expect("disagreements")
+        .iter()
+        .map(|k| {
+            (
+                k["kind"].as_str().expect("kind").to_owned(),
+                (
+                    k["count"].as_u64().expect("count"),
+                    k["groups"].as_array().expect("groups").clone(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Whether an example's recorded answer (its `model: …` context item) asks for web search.
+fn answered_search(example: &Value) -> bool {
+    example["context"]
+        .as_array()
+        .expect("context")
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|c| c.starts_with("model: ") && c.contains("web_search"))
+}
+
+#[test]
+fn disagreements_name_where_the_rules_miss_and_become_cases_that_lint_runs() {
+    let copy = copy_of_rules();
+    let cases = copy.path().join("tests").join("from_traffic.yaml");
+    std::fs::create_dir_all(cases.parent().expect("dir")).expect("tests dir");
+    let (code, v, out) = replay(&[
+        CORPUS,
+        "--disagreements",
+        "--format",
+        "json",
+        "--emit-cases",
+        cases.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let found = kinds(&v);
+    for (kind, (count, groups)) in &found {
+        let sum: u64 = groups
+            .iter()
+            .map(|g| g["count"].as_u64().expect("count"))
+            .sum();
+        assert_eq!(*count, sum, "{kind}: the groups add up");
+    }
+    // Each kind the shipped corpus shows.
+    for kind in [
+        "candidate_phrase",
+        "candidate_false_positive",
+        "guard_veto",
+        "pre_rule",
+    ] {
+        assert!(found[kind].0 > 0, "no {kind}: {v}");
+    }
+    // A candidate phrase: the model asked for web search; a false positive: it did not.
+    for g in &found["candidate_phrase"].1 {
+        for e in g["examples"].as_array().expect("examples") {
+            assert!(answered_search(e), "{e}");
+        }
+    }
+    for g in &found["candidate_false_positive"].1 {
+        for e in g["examples"].as_array().expect("examples") {
+            assert!(!answered_search(e), "{e}");
+            assert!(
+                e["decision"]
+                    .as_str()
+                    .is_some_and(|d| d.ends_with("+search")),
+                "{e}"
+            );
+        }
+    }
+    for g in &found["guard_veto"].1 {
+        assert!(
+            g["key"].as_str().is_some_and(|k| k.contains("(dropped ")),
+            "{g}"
+        );
+    }
+
+    // The cases load, and pass as written, in the rules' own tests.
+    let emitted = std::fs::read_to_string(&cases).expect("cases written");
+    let file: turnout::rules::testcase::TestFile =
+        serde_yaml::from_str(&emitted).expect("the cases are a rule test file");
+    let n = file.cases.len();
+    assert!(n > 0, "{emitted}");
+    let lint = Command::new(env!("CARGO_BIN_EXE_turnout"))
+        .arg("lint")
+        .arg(copy.path())
+        .output()
+        .expect("turnout lint runs");
+    let lint_out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    assert!(!lint_out.contains("from_traffic.yaml:"), "{lint_out}");
+    let (code, _, out) = {
+        let out = Command::new(env!("CARGO_BIN_EXE_turnout"))
+            .args(["test", "--rules"])
+            .arg(copy.path())
+            .arg(&cases)
+            .output()
+            .expect("turnout test runs");
+        (
+            out.status.code(),
+            (),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.trim_end().ends_with(&format!("{n} passed, 0 failed")),
+        "{out}"
+    );
+
+    // Only the kinds asked for, in the human report too.
+    let (_, _, human) = replay(&[CORPUS, "--disagreements", "--kinds", "pre-rule"]);
+    assert!(human.contains("pre-rules settled the message"), "{human}");
+    assert!(!human.contains("candidate phrases"), "{human}");
+}
+
+#[test]
+fn a_search_phrase_taken_out_shows_what_it_decided_and_with_model_none_all_it_matched() {
+    // The edit: one entry of the search phrases, «погода», taken out of its list.
+    let copy = copy_of_rules();
+    let words = copy.path().join("words.yaml");
+    let text = std::fs::read_to_string(&words).expect("words");
+    let edited = text.replacen("\n      - погода$\n", "\n", 1);
+    assert_ne!(edited, text, "the entry was not found");
+    std::fs::write(&words, edited).expect("write");
+    let copy = copy.path().to_str().expect("utf-8");
+
+    // The lines the entry matches, by the shipped rules alone, and whether the recorded
+    // answer asked for web search on them.
+    let rs = turnout::compile::load_dir(&root().join("rules"))
+        .ruleset
+        .expect("valid rules");
+    let corpus = std::fs::read_to_string(root().join(CORPUS)).expect("corpus");
+    let mut matched = Vec::new();
+    let mut model_asked = Vec::new();
+    for (i, line) in corpus.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).expect("json");
+        let req: Request = serde_json::from_value(v["request"].clone()).expect("request");
+        let d = engine::decide_without_model(&rs, &req).expect("decided");
+        let by_entry = d.trace.iter().any(|s| {
+            s.rule.as_deref() == Some("search-patterns")
+                && s.why.contains("(search_patterns: 'погода$')")
+        });
+        if by_entry {
+            matched.push(i as u64 + 1);
+            model_asked.push(
+                v["model"]["calls"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c["tool"] == "web_search")),
+            );
+        }
+    }
+    assert!(
+        !matched.is_empty(),
+        "the corpus has no line the entry matches"
+    );
+    let changed = |v: &Value| -> Vec<u64> {
+        v["diff"]["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .map(|c| c["line"].as_u64().expect("line"))
+            .collect()
+    };
+
+    // With the recorded answers, the entry decided only the lines where the model did not ask
+    // for search; on the others it agreed with the model and nothing changes.
+    let decided: Vec<u64> = matched
+        .iter()
+        .zip(&model_asked)
+        .filter(|(_, asked)| !**asked)
+        .map(|(l, _)| *l)
+        .collect();
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(changed(&v), decided, "{out}");
+
+    // The rules alone: every line it matched changes, and only those.
+    let (_, v, out) = replay(&[
+        CORPUS,
+        "--rules",
+        copy,
+        "--against",
+        "rules",
+        "--model",
+        "none",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(changed(&v), matched, "{out}");
+    for c in v["diff"]["changes"].as_array().expect("changes") {
+        assert_eq!(c["from"], "chat +search", "{c}");
+        assert_eq!(c["to"], "chat", "{c}");
+    }
+}

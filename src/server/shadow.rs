@@ -1,0 +1,288 @@
+//! Shadow rules (`serve --shadow DIR`): a candidate rules directory, loaded, watched and
+//! validated exactly like the live one ([`LiveRules`]), that decides every live request on the
+//! side and never changes an answer.
+//!
+//! A request hands its request and its decision to a bounded queue once it is decided and goes
+//! on; one thread of its own decides them again with the shadow rules. It gives the engine the
+//! router's answer the live decision got, as the decision log records it
+//! ([`replay::log::recorded_script`]): no second model call, and the same decision an offline
+//! `turnout replay` of the log against the two directories makes. A request the live rules
+//! settled without asking the model is decided by the shadow rules alone. A full queue drops
+//! the request and counts it; the differences (what the user would see differs) are counted
+//! and the last ones kept for `GET /v1/shadow`, with both decisions.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use super::Metrics;
+use crate::contract::{Decision, Request};
+use crate::reload::{LiveRules, ReloadReport, Status, Trigger};
+use crate::replay::{self, Line, log};
+
+/// How the shadow works.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Most requests waiting to be decided by the shadow rules.
+    pub queue: usize,
+    /// Differences kept for `/v1/shadow`.
+    pub keep: usize,
+}
+
+/// One live request on its way to the shadow rules.
+struct Job {
+    time: SystemTime,
+    id: Option<String>,
+    endpoint: &'static str,
+    rules_only: bool,
+    request: Request,
+    decision: Decision,
+}
+
+/// A request the shadow rules decided differently.
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    /// When it was decided live (RFC 3339, UTC).
+    pub time: String,
+    /// The request id (the client's `X-Request-Id`), if it had one.
+    pub id: Option<String>,
+    /// The endpoint that answered it.
+    pub endpoint: &'static str,
+    /// The user's message.
+    pub message: String,
+    /// Live and shadow decisions, in a few words.
+    pub live_label: String,
+    pub shadow_label: String,
+    /// The whole request.
+    pub request: Request,
+    /// The decision that was answered (its `rules_version` is the live one).
+    pub live: Decision,
+    /// The decision of the shadow rules (its `rules_version` is the shadow's).
+    pub shadow: Decision,
+}
+
+/// Counts of what the shadow did, since the start.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Counts {
+    /// Decided the same as live.
+    pub same: u64,
+    /// Decided differently.
+    pub different: u64,
+    /// Dropped: the queue was full.
+    pub dropped: u64,
+    /// Not decided: the shadow directory has no valid ruleset.
+    pub unavailable: u64,
+}
+
+/// What the shadow thread and the requests share.
+struct Shared {
+    rules: Arc<LiveRules>,
+    metrics: Arc<Metrics>,
+    keep: usize,
+    seen: Mutex<(Counts, VecDeque<Difference>)>,
+}
+
+impl Shared {
+    fn seen(&self) -> std::sync::MutexGuard<'_, (Counts, VecDeque<Difference>)> {
+        // A panic while holding it leaves counts that are still counts.
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn count(&self, result: &'static str) {
+        self.metrics.shadow_decision(result);
+        let mut seen = self.seen();
+        let c = &mut seen.0;
+        match result {
+            "same" => c.same += 1,
+            "different" => c.different += 1,
+            "dropped" => c.dropped += 1,
+            _ => c.unavailable += 1,
+        }
+    }
+}
+
+/// The handle requests send to the shadow through.
+pub struct Shadow {
+    tx: SyncSender<Job>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Shadow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shadow")
+            .field("dir", &self.shared.rules.dir())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shadow {
+    /// Starts the thread that decides with `rules` (the shadow directory, loaded and watched by
+    /// the caller).
+    pub fn start(
+        rules: Arc<LiveRules>,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, String> {
+        let (tx, rx) = mpsc::sync_channel::<Job>(settings.queue.max(1));
+        let shared = Arc::new(Shared {
+            rules,
+            metrics,
+            keep: settings.keep,
+            seen: Mutex::new((Counts::default(), VecDeque::new())),
+        });
+        let worker = shared.clone();
+        std::thread::Builder::new()
+            .name("shadow".into())
+            .spawn(move || run(&worker, &rx))
+            .map_err(|e| format!("cannot start the shadow rules' thread: {e}"))?;
+        Ok(Self { tx, shared })
+    }
+
+    /// The shadow's rules.
+    pub fn rules(&self) -> &Arc<LiveRules> {
+        &self.shared.rules
+    }
+
+    /// Queues a live decision for the shadow rules, or drops and counts it when the queue is
+    /// full. Never waits.
+    pub fn submit(
+        &self,
+        id: Option<String>,
+        endpoint: &'static str,
+        rules_only: bool,
+        request: Request,
+        decision: Decision,
+    ) {
+        let job = Job {
+            time: SystemTime::now(),
+            id,
+            endpoint,
+            rules_only,
+            request,
+            decision,
+        };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(job) {
+            self.shared.count("dropped");
+        }
+    }
+
+    /// The counts, and the last differences, newest first.
+    pub fn seen(&self) -> (Counts, Vec<Difference>) {
+        let seen = self.shared.seen();
+        (seen.0, seen.1.iter().rev().cloned().collect())
+    }
+
+    /// What `/v1/rules` shows of the shadow: its reload status and counts.
+    pub fn status(&self) -> (Status, Counts) {
+        (self.shared.rules.status(), self.shared.seen().0)
+    }
+}
+
+/// The shadow thread: decides each queued request with the shadow rules serving now.
+fn run(shared: &Shared, rx: &Receiver<Job>) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "the shadow rules cannot run: no async runtime");
+            return;
+        }
+    };
+    while let Ok(job) = rx.recv() {
+        let Some(rs) = shared.rules.current() else {
+            shared.count("unavailable");
+            continue;
+        };
+        let line = Line {
+            number: 0,
+            id: job.id.clone(),
+            request: job.request,
+            model: log::recorded_script(&job.decision),
+            expect: None,
+            recorded: None,
+            rules_only: job.rules_only,
+        };
+        let Some(shadow) = rt.block_on(replay::decide_recorded(&rs, &line)) else {
+            shared.count("unavailable");
+            continue;
+        };
+        if !replay::differ(&job.decision, &shadow) {
+            shared.count("same");
+            continue;
+        }
+        shared.count("different");
+        let difference = Difference {
+            time: log::rfc3339(job.time),
+            id: job.id,
+            endpoint: job.endpoint,
+            message: line.request.user_message().unwrap_or_default().to_owned(),
+            live_label: replay::label(&job.decision),
+            shadow_label: replay::label(&shadow),
+            request: line.request,
+            live: job.decision,
+            shadow,
+        };
+        let mut seen = shared.seen();
+        if shared.keep > 0 {
+            if seen.1.len() >= shared.keep {
+                seen.1.pop_front();
+            }
+            seen.1.push_back(difference);
+        }
+    }
+}
+
+/// Runs the shadow directory's reloads the channel asks for (its watcher, `SIGHUP`), one at a
+/// time on a blocking thread, as the live rules' are; a pending removal of rule files is
+/// re-checked when its settle window ends.
+pub async fn reloads(rules: Arc<LiveRules>, mut rx: tokio::sync::mpsc::Receiver<Trigger>) {
+    let mut settle_at: Option<tokio::time::Instant> = None;
+    loop {
+        let trigger = match settle_at {
+            Some(at) => tokio::select! {
+                t = rx.recv() => match t { Some(t) => Some(t), None => return },
+                () = tokio::time::sleep_until(at) => None,
+            },
+            None => match rx.recv().await {
+                Some(t) => Some(t),
+                None => return,
+            },
+        };
+        let live = rules.clone();
+        let report = tokio::task::spawn_blocking(move || match trigger {
+            Some(t) => Some(live.reload(t)),
+            None => live.settle(),
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some(r) = &report {
+            log_reload(r);
+        }
+        settle_at = report
+            .as_ref()
+            .and_then(|r| r.pending_removal.as_ref())
+            .map(|p| tokio::time::Instant::now() + Duration::from_millis(p.applies_in_ms));
+    }
+}
+
+/// Logs a reload of the shadow rules: a swap at info, a refused change at warn (the shadow
+/// keeps its last good rules, and the live rules are not touched).
+pub fn log_reload(r: &ReloadReport) {
+    if !r.ok && !r.unchanged {
+        let diagnostics: Vec<String> = r.diagnostics.iter().map(ToString::to_string).collect();
+        tracing::warn!(
+            trigger = ?r.trigger,
+            serving = r.version.as_deref().unwrap_or("none"),
+            diagnostics = %diagnostics.join("\n"),
+            "shadow rules refused; the shadow keeps its last good rules"
+        );
+    } else if r.changed {
+        tracing::info!(trigger = ?r.trigger, version = r.version.as_deref().unwrap_or(""), "shadow rules reloaded");
+    }
+}

@@ -1,0 +1,212 @@
+//! `serve --shadow DIR`: candidate rules decide every live request on the side, with the router
+//! answer the live decision got, and never change an answer; what they would change is what an
+//! offline `turnout replay` of the same requests against the same two directories says.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::common::{bin, corpus_requests, http};
+use super::unattended::{Server, start};
+
+fn shipped_rules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")
+}
+
+/// A copy of the shipped rules whose search phrases (the `search-patterns` rule) never match.
+fn rules_without_search_phrases() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in turnout::compile::rule_files(&shipped_rules()).expect("rules") {
+        std::fs::copy(&f, dir.path().join(f.file_name().expect("name"))).expect("copy");
+    }
+    let search = dir.path().join("search.yaml");
+    let text = std::fs::read_to_string(&search).expect("search");
+    let edited = text.replacen(
+        "      when:\n        any:\n          - mentions: search_patterns\n",
+        "      when:\n        any:\n          - longer_than: 1000000\n",
+        1,
+    );
+    assert_ne!(edited, text, "the search phrases were not found");
+    std::fs::write(&search, edited).expect("write");
+    dir
+}
+
+fn get_json(server: &Server, path: &str) -> Value {
+    let (status, text) = server.get(path);
+    assert_eq!(status, 200, "{path}: {text}");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// `/v1/shadow` once the shadow has decided (or dropped) `n` requests; fails after 30 s.
+fn wait_for_shadow(server: &Server, n: u64) -> Value {
+    let started = Instant::now();
+    loop {
+        let v = get_json(server, "/v1/shadow");
+        let c = &v["decisions"];
+        let done: u64 = ["same", "different", "dropped", "unavailable"]
+            .iter()
+            .map(|k| c[k].as_u64().unwrap_or(0))
+            .sum();
+        if done >= n {
+            return v;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the shadow decided {done} of {n}: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_shadows_differences_are_what_an_offline_replay_of_the_same_requests_says() {
+    let shadow_dir = rules_without_search_phrases();
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("decisions.jsonl");
+    let live = shipped_rules();
+    let server = start(
+        &live,
+        &[
+            "--shadow",
+            shadow_dir.path().to_str().expect("utf-8"),
+            "--shadow-keep",
+            "10000",
+            "--decision-log",
+            log.to_str().expect("utf-8"),
+        ],
+    );
+    let requests: Vec<String> = corpus_requests().into_iter().step_by(3).collect();
+    let mut answered = BTreeMap::new();
+    for (i, body) in requests.iter().enumerate() {
+        let id = format!("r{i}");
+        let (status, text) = http(
+            &server.addr,
+            "POST",
+            "/v1/route",
+            &[("content-type", "application/json"), ("x-request-id", &id)],
+            body.as_bytes(),
+        );
+        assert_eq!(status, 200, "{text}");
+        answered.insert(id, serde_json::from_str::<Value>(&text).expect("JSON"));
+    }
+    let shadow = wait_for_shadow(&server, requests.len() as u64);
+    let counts = &shadow["decisions"];
+    assert_eq!(counts["dropped"], 0, "{counts}");
+    assert_eq!(counts["unavailable"], 0, "{counts}");
+
+    // Never an answer of the shadow's: every answer is the live rules'.
+    let status = get_json(&server, "/v1/rules");
+    let live_version = status["version"].as_str().expect("live version");
+    let shadow_version = status["shadow"]["version"]
+        .as_str()
+        .expect("shadow version");
+    assert_ne!(live_version, shadow_version);
+    assert_eq!(status["shadow"]["last_reload"]["ok"], true, "{status}");
+    assert!(
+        answered
+            .values()
+            .all(|d| d["rules_version"] == live_version)
+    );
+
+    // The same requests replayed offline: the log against the same two directories.
+    let out = Command::new(bin())
+        .args(["replay", log.to_str().expect("utf-8"), "--rules"])
+        .arg(shadow_dir.path())
+        .arg("--against")
+        .arg(&live)
+        .args(["--format", "json"])
+        .output()
+        .expect("turnout replay runs");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("not JSON: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let ids: Vec<String> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("line")["id"].to_string())
+        .collect();
+    let offline: BTreeMap<String, (String, String)> = report["diff"]["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            let line = c["line"].as_u64().expect("line") as usize;
+            let id = ids[line - 1].trim_matches('"').to_owned();
+            (id, (c["from"].to_string(), c["to"].to_string()))
+        })
+        .collect();
+    let differences = shadow["differences"].as_array().expect("differences");
+    let shadowed: BTreeMap<String, (String, String)> = differences
+        .iter()
+        .map(|d| {
+            assert_eq!(d["live"]["rules_version"], live_version, "{d}");
+            assert_eq!(d["shadow"]["rules_version"], shadow_version, "{d}");
+            assert_eq!(answered[d["id"].as_str().expect("id")], d["live"], "{d}");
+            (
+                d["id"].as_str().expect("id").to_owned(),
+                (d["live_label"].to_string(), d["shadow_label"].to_string()),
+            )
+        })
+        .collect();
+    assert!(
+        !offline.is_empty(),
+        "taking the search phrases out changed nothing: {report}"
+    );
+    assert_eq!(shadowed, offline);
+    assert_eq!(counts["different"], offline.len(), "{counts}");
+    assert_eq!(
+        counts["same"].as_u64(),
+        Some((requests.len() - offline.len()) as u64)
+    );
+    let (_, metrics) = server.get("/metrics");
+    assert!(
+        metrics.contains(&format!(
+            "turnout_shadow_decisions_total{{result=\"different\"}} {}",
+            offline.len()
+        )),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_broken_shadow_edit_is_refused_and_shown_while_the_live_rules_answer_as_before() {
+    let shadow_dir = rules_without_search_phrases();
+    let server = start(
+        &shipped_rules(),
+        &["--shadow", shadow_dir.path().to_str().expect("utf-8")],
+    );
+    let before = get_json(&server, "/v1/rules");
+    let good = before["shadow"]["version"].clone();
+    assert!(good.is_string(), "{before}");
+    std::fs::write(shadow_dir.path().join("broken.yaml"), "lists: [oops\n").expect("write");
+    let started = Instant::now();
+    let status = loop {
+        let status = get_json(&server, "/v1/rules");
+        if status["shadow"]["last_reload"]["ok"] == false {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the broken shadow file was not seen: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        status["shadow"]["version"], good,
+        "the last good shadow rules stay"
+    );
+    assert_eq!(
+        status["version"], before["version"],
+        "the live rules are untouched"
+    );
+    assert_eq!(status["last_reload"]["ok"], true, "{status}");
+    let d = server.route("hello");
+    assert_eq!(d["rules_version"], before["version"]);
+    // Without --shadow there is nothing at /v1/shadow.
+    let plain = start(&shipped_rules(), &["--model", "none"]);
+    assert_eq!(plain.get("/v1/shadow").0, 404);
+    assert_eq!(get_json(&plain, "/v1/rules")["shadow"], Value::Null);
+}
