@@ -131,9 +131,13 @@ impl Compiler<'_> {
             .iter()
             .flat_map(|(_, rf)| rf.word_lists.iter())
             .flat_map(|l| l.words.iter())
-            .flat_map(|entry| entry.split(|c: char| !c.is_alphanumeric()))
+            // Through the word table: the standard test searches the Unicode tables for every
+            // letter of every entry (most are Cyrillic).
+            .flat_map(|entry| entry.split(|c: char| !crate::text::is_alphanumeric(c)))
+            .filter(|w| {
+                !w.is_empty() && w.chars().all(|c| c.to_lowercase().all(|l| letters.contains(&l)))
+            })
             .map(str::to_lowercase)
-            .filter(|w| !w.is_empty() && w.chars().all(|c| letters.contains(&c)))
             .collect();
         words.sort();
         words.dedup();
