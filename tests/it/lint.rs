@@ -503,12 +503,12 @@ fn the_example_ci_workflow_installs_a_pinned_turnout_lints_and_posts_the_replay_
 }
 
 #[test]
-fn the_readme_documents_every_check_code() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
-    let section = readme
-        .split("## Linting rule files")
+fn the_lint_page_documents_every_check_code() {
+    let page = std::fs::read_to_string(root().join("docs/lint.md")).expect("docs/lint.md");
+    let section = page
+        .split("## Check codes")
         .nth(1)
-        .expect("a 'Linting rule files' section");
+        .expect("a 'Check codes' section");
     let mut codes = BTreeSet::new();
     for dir in fixtures() {
         let expected = std::fs::read_to_string(dir.join("expected")).unwrap_or_default();
@@ -522,7 +522,7 @@ fn the_readme_documents_every_check_code() {
     for code in codes {
         assert!(
             section.contains(&format!("| `{code}` |")),
-            "README does not document `{code}`"
+            "docs/lint.md does not document `{code}`"
         );
     }
 }

@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod decision_log;
 mod deploy;
+mod docs;
 mod embedded;
 mod engine;
 mod fuzz;
