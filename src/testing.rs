@@ -67,17 +67,41 @@ pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
     crate::compile::load::test_files(rules_dir)
 }
 
+/// The cases read from test files, and what could not run.
+pub struct Cases {
+    /// The cases to run.
+    pub cases: Vec<LoadedCase>,
+    /// Why some could not.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Cases that cannot run: every case of a file that failed to load (one for a file whose
+    /// cases cannot even be counted), and each case that names what does not exist. They count
+    /// as failed, so a broken file never shrinks the count silently.
+    pub not_run: usize,
+}
+
+/// How many cases a test file that failed to load holds, read as plain YAML; at least one.
+fn cases_in(text: &str) -> usize {
+    serde_yaml::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("cases").and_then(|c| c.as_array()).map(Vec::len))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Reads, validates and checks the references of the cases in `files` against `rs`. Cases that
-/// refer to an unknown tool, skill or rule are reported and left out.
-pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diagnostic>) {
+/// refer to an unknown tool, skill or rule are reported and left out (and counted in
+/// [`Cases::not_run`]).
+pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
     let check = SchemaCheck::tests();
     let mut cases = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut not_run = 0;
     for path in files {
         let text = match source::read_text(path) {
             Ok(t) => t,
             Err(d) => {
                 diagnostics.push(d);
+                not_run += 1;
                 continue;
             }
         };
@@ -86,6 +110,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
             Ok(v) => v,
             Err(found) => {
                 diagnostics.extend(found);
+                not_run += cases_in(&text);
                 continue;
             }
         };
@@ -96,6 +121,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
                     Diagnostic::error("invalid", format!("not a test file: {e}"))
                         .at(Some(source::locate(path, &spans, ""))),
                 );
+                not_run += cases_in(&text);
                 continue;
             }
         };
@@ -105,7 +131,9 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
             check_references(rs, &case, &at, &mut diagnostics);
             // A case that names what does not exist is wrong already; running it would only
             // add a second, confusing failure.
-            if diagnostics.len() == before {
+            if diagnostics.len() != before {
+                not_run += 1;
+            } else {
                 let expect_at = EXPECT_KEYS
                     .iter()
                     .map(|k| ((*k).to_owned(), at(&format!("/expect/{k}"))))
@@ -118,7 +146,11 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> (Vec<LoadedCase>, Vec<Diag
             }
         }
     }
-    (cases, diagnostics)
+    Cases {
+        cases,
+        diagnostics,
+        not_run,
+    }
 }
 
 fn check_references(

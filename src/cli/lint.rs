@@ -26,6 +26,10 @@ pub struct Args {
     /// Fail (exit 1) when test coverage of rules and word-list entries is below PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     min_coverage: Option<f64>,
+    /// List every rule and word-list entry no test case exercised (without it, one line says
+    /// how many entries).
+    #[arg(long)]
+    coverage: bool,
     #[command(flatten)]
     limits: super::LimitArgs,
 }
@@ -62,7 +66,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut out = stdout.lock();
     for dir in &args.dirs {
         let report = rt.block_on(lint::lint_dir(dir, &options));
-        let text = print(&report, args.format, args.deny_warnings, &mut sources);
+        let text = print(&report, &args, &mut sources);
         // A closed pipe (`| head`) is not worth a panic.
         if out.write_all(text.as_bytes()).is_err() {
             break;
@@ -73,13 +77,21 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::from(status)
 }
 
-fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sources) -> String {
+fn print(report: &Report, args: &Args, sources: &mut Sources) -> String {
+    let deny_warnings = args.deny_warnings;
+    let uncovered = |c: &lint::coverage::Coverage| {
+        if args.coverage {
+            c.uncovered_lines()
+        } else {
+            c.uncovered_short()
+        }
+    };
     let mut out = String::new();
     let mut line = |s: &str| {
         out.push_str(s);
         out.push('\n');
     };
-    match format {
+    match args.format {
         Format::Human => {
             for d in &report.diagnostics {
                 line(&report::human(d, sources));
@@ -87,7 +99,7 @@ fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sou
             }
             let cases_run = report.tests.is_some_and(|t| t.passed + t.failed > 0);
             if let Some(c) = report.coverage.as_ref().filter(|_| cases_run) {
-                let uncovered = c.uncovered_lines();
+                let uncovered = uncovered(c);
                 if !uncovered.is_empty() {
                     line("not exercised by any test case:");
                     for u in &uncovered {
@@ -120,7 +132,7 @@ fn print(report: &Report, format: Format, deny_warnings: bool, sources: &mut Sou
             }
             let cases_run = report.tests.is_some_and(|t| t.passed + t.failed > 0);
             if let Some(c) = report.coverage.as_ref().filter(|_| cases_run) {
-                for u in c.uncovered_lines() {
+                for u in uncovered(c) {
                     line(&report::plain_line(&format!("not exercised: {u}")));
                 }
             }

@@ -14,7 +14,8 @@ pub struct Args {
     /// The rules directory.
     #[arg(long, default_value = "rules")]
     rules: PathBuf,
-    /// Test files to run (default: every YAML file in RULES/tests).
+    /// Test files to run (default: every YAML file in RULES/tests). A lone directory is the
+    /// rules directory, as `turnout lint DIR` takes it.
     files: Vec<PathBuf>,
     /// Print every case, not only the failing ones.
     #[arg(long, short)]
@@ -29,7 +30,15 @@ pub struct Args {
     limits: super::LimitArgs,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
+    // `turnout test rules`, written as `turnout lint rules` is: a lone directory is the rules
+    // directory, not a test file.
+    if let [only] = args.files.as_slice()
+        && only.is_dir()
+    {
+        args.rules = only.clone();
+        args.files.clear();
+    }
     let loaded = compile::load_dir_with(&args.rules, &args.limits.limits());
     let mut sources = Sources::new();
     for d in &loaded.diagnostics {
@@ -49,7 +58,11 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         args.files
     };
-    let (cases, diagnostics) = testing::load_cases(rs, &files);
+    let testing::Cases {
+        cases,
+        diagnostics,
+        not_run,
+    } = testing::load_cases(rs, &files);
     for d in &diagnostics {
         eprintln!("{}", report::human(d, &mut sources));
     }
@@ -62,7 +75,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let mut coverage = Coverage::new(rs);
     let results = rt.block_on(coverage::run_cases(rs, &cases, &mut coverage));
-    let mut failed = diagnostics.iter().filter(|d| d.is_error()).count();
+    let mut failed = not_run;
     let mut passed = 0;
     for r in &results {
         let loc = format!("{}:{}", r.location.file.display(), r.location.line);

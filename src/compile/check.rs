@@ -179,7 +179,13 @@ impl<'a> Explain<'a> {
                 if !hint.is_empty() {
                     hint.push(' ');
                 }
-                hint.push_str(&format!("It must match the pattern {pattern}"));
+                match pattern_in_words(pattern) {
+                    Some(words) => hint.push_str(&format!("It must be {words}")),
+                    None => hint.push_str(&format!("It must match the pattern {pattern}")),
+                }
+                if let Some(fixed) = self.fixed_to(&inst, pattern) {
+                    hint.push_str(&format!("; did you mean '{fixed}'?"));
+                }
                 self.push("schema", message, self.value_at(&inst), Some(hint), &inst);
             }
             ValidationErrorKind::Minimum { limit } => {
@@ -195,8 +201,16 @@ impl<'a> Explain<'a> {
                 self.push("schema", message, self.value_at(&inst), None, &inst);
             }
             ValidationErrorKind::MinLength { limit } => {
-                let message = format!("expected at least {limit} character(s)");
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                let empty = self.instance(&inst).as_str() == Some("");
+                let (message, hint) = if empty {
+                    (
+                        "this text is empty".to_owned(),
+                        Some("write the text between the quotes, or remove the entry".to_owned()),
+                    )
+                } else {
+                    (format!("expected at least {limit} character(s)"), None)
+                };
+                self.push("schema", message, self.value_at(&inst), hint, &inst);
             }
             _ => {
                 let message = error.to_string();
@@ -399,6 +413,27 @@ impl<'a> Explain<'a> {
         self.value.pointer(inst).unwrap_or(&Value::Null)
     }
 
+    /// The string at `inst` made to match `pattern` (lower case, other characters as `_`), when
+    /// that is enough.
+    fn fixed_to(&self, inst: &str, pattern: &str) -> Option<String> {
+        let s = self.instance(inst).as_str()?;
+        let fixed: String = s
+            .to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let re = regex::Regex::new(pattern).ok()?;
+        [fixed.clone(), fixed.replace('-', "_")]
+            .into_iter()
+            .find(|f| f != s && re.is_match(f))
+    }
+
     fn found(&self, inst: &str) -> String {
         describe(self.instance(inst))
     }
@@ -494,8 +529,8 @@ use tagged::keyed_tag;
 mod words;
 
 use words::{
-    def_name, describe, did_you_mean, expected_types, last_key, parent, quote, scalar_text,
-    type_hint, words,
+    def_name, describe, did_you_mean, expected_types, last_key, parent, pattern_in_words, quote,
+    scalar_text, type_hint, words,
 };
 
 #[cfg(test)]

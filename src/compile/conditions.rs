@@ -65,7 +65,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
                     Cond::Mentions(i)
                 }
                 None => {
-                    let hint = did_you_mean(list, self.compiler.list_ids.keys());
+                    let hint = self.compiler.list_meant(list);
                     self.error_hint(
                         "unknown-list",
                         format!("unknown word list '{list}'"),

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::ruleset::ListDef;
-use super::{Compiler, SourceFile, did_you_mean, source};
+use super::{Compiler, SourceFile, source};
 use crate::diag::Diagnostic;
 use crate::rules::{RuleFile, WordList};
 use crate::text::{
@@ -367,7 +367,7 @@ impl Compiler<'_> {
                     Some((k, n.within))
                 }
                 None => {
-                    let hint = did_you_mean(&n.list, self.list_ids.keys());
+                    let hint = self.list_meant(&n.list);
                     let mut d = Diagnostic::error(
                         "unknown-list",
                         format!("negated_by: no word list '{}'", n.list),

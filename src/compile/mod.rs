@@ -136,6 +136,74 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
     )
 }
 
+/// A value the schema let through but the rule types refuse, located at the value.
+fn not_the_format(
+    path: &Path,
+    text: &str,
+    spans: &SpanMap,
+    e: &serde_path_to_error::Error<serde_json::Error>,
+) -> Diagnostic {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for s in e.path().iter() {
+        match s {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&source::escape(key));
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    let at = source::locate(path, spans, &pointer);
+    let inner = e.inner().to_string();
+    let whole = [
+        "expected usize",
+        "expected u64",
+        "expected u32",
+        "expected u16",
+        "expected u8",
+    ];
+    match inner.split_once("floating point `") {
+        Some((_, rest)) if whole.iter().any(|w| inner.contains(w)) => {
+            let shown = rest.split('`').next().unwrap_or_default();
+            // The path may stop at an enum (a condition); the number is written after it.
+            let at = written_after(text, at.line, shown)
+                .map_or(at, |(line, column)| Location::new(path, line, column));
+            let hint = match shown.strip_suffix(".0") {
+                Some(n) => format!("write it without the decimal point: {n}"),
+                None => "write a whole number".to_owned(),
+            };
+            Diagnostic::error(
+                "wrong-type",
+                format!("expected a whole number, found {shown}"),
+            )
+            .at(Some(at))
+            .hint(hint)
+        }
+        _ => Diagnostic::error(
+            "invalid",
+            format!("the file does not match the rule format: {inner}"),
+        )
+        .at(Some(at)),
+    }
+}
+
+/// Where `token` is first written as a whole word on line `from` or after: (line, column).
+fn written_after(text: &str, from: usize, token: &str) -> Option<(usize, usize)> {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find_map(|(n, line)| {
+            line.match_indices(token).find_map(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + token.len()..].chars().next();
+                (!part(before) && !part(after)).then(|| (n + 1, line[..at].chars().count() + 1))
+            })
+        })
+}
+
 /// Findings that need every rule file: when one could not be loaded they may be false (the id
 /// may be defined, or the list used, in the file that failed), so they are left out and one
 /// note says so.
@@ -178,9 +246,9 @@ fn compile_texts(
     let files: Vec<Result<(SourceFile, RuleFile), Vec<Diagnostic>>> = texts
         .par_iter()
         .zip(values.into_par_iter().map(|(_, parsed)| parsed))
-        .map(|((path, _), parsed)| {
+        .map(|((path, text), parsed)| {
             let (value, spans) = checked(path, parsed, check)?;
-            match serde_json::from_value::<RuleFile>(value) {
+            match serde_path_to_error::deserialize::<_, RuleFile>(value) {
                 Ok(file) => Ok((
                     SourceFile {
                         path: path.clone(),
@@ -188,14 +256,9 @@ fn compile_texts(
                     },
                     file,
                 )),
-                // The schema is generated from the same types, so this is a safety net only.
-                Err(e) => Err(vec![
-                    Diagnostic::error(
-                        "invalid",
-                        format!("the file does not match the rule format: {e}"),
-                    )
-                    .at(Some(Location::new(path.clone(), 1, 1))),
-                ]),
+                // The schema is generated from the same types, so this is mostly a safety
+                // net: what JSON Schema cannot say (`15.0` is an integer to it), at the value.
+                Err(e) => Err(vec![not_the_format(path, text, &spans, &e)]),
             }
         })
         .collect();
@@ -219,23 +282,22 @@ fn compile_texts(
         compiler
             .diagnostics
             .retain(|d| !NEED_EVERY_FILE.contains(&d.code));
-        if compiler.diagnostics.len() < before {
+        // Nothing read at all (no such directory): there is nothing to skip checks of.
+        if compiler.diagnostics.len() < before && !texts.is_empty() {
             let names: Vec<String> = failed.iter().map(|p| p.display().to_string()).collect();
             let which = if names.is_empty() {
-                "a rule file could not be read".to_owned()
+                "a rule file".to_owned()
             } else {
-                format!("these files could not be loaded: {}", names.join(", "))
+                names.join(", ")
             };
-            diagnostics.push(
-                Diagnostic::note(
-                    "skipped-checks",
-                    format!(
-                        "checks that need every rule file (unknown ids, unused word lists, the \
-                         router section, the skill list) were skipped: {which}"
-                    ),
-                )
-                .hint("fix the errors above first; the skipped checks run again then"),
-            );
+            // One line, once: it explains what is missing, it is not a mistake of its own.
+            diagnostics.push(Diagnostic::note(
+                "skipped-checks",
+                format!(
+                    "checks across files (unknown ids, unused word lists, the router, the \
+                     skills) run once {which} loads"
+                ),
+            ));
         }
     }
     diagnostics.append(&mut compiler.diagnostics);
@@ -295,6 +357,19 @@ pub(crate) fn did_you_mean<'k>(
         .filter(|(d, k)| *d <= 3.max(k.len() / 4))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| format!("did you mean '{k}'?"))
+}
+
+impl Compiler<'_> {
+    /// The "did you mean" hint for an unknown word list; the list it names counts as used, so
+    /// one misspelt `mentions` is one finding (`unknown-list`), not also `unused-list`.
+    pub(super) fn list_meant(&mut self, wrong: &str) -> Option<String> {
+        let hint = did_you_mean(wrong, self.list_ids.keys())?;
+        let meant = hint.split('\'').nth(1).unwrap_or_default();
+        if let Some(&i) = self.list_ids.get(meant) {
+            self.list_used[i] = true;
+        }
+        Some(hint)
+    }
 }
 
 impl<'a> Compiler<'a> {

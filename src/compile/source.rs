@@ -205,6 +205,15 @@ fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
         )
         .at(at(pos))
         .hint("remove one of them, or merge them into one"),
+        Stop::MergeKey(pos) => Diagnostic::error(
+            "merge-key",
+            "YAML merge keys ('<<: *name') are not supported in rule files",
+        )
+        .at(at(pos))
+        .hint(
+            "write the keys out in this mapping; an anchor can still stand for a whole value \
+             ('drop_when: *common', 'words: *shared')",
+        ),
     }
 }
 

@@ -55,6 +55,8 @@ pub(crate) enum Stop {
     AliasLoop(String, Pos),
     /// A key written twice in one mapping: (key, the second, the first).
     DuplicateKey(String, Pos, Pos),
+    /// A YAML merge key (`<<: *base`), which rule files do not support.
+    MergeKey(Pos),
 }
 
 /// The tags of YAML's core schema: writing one explicitly changes nothing. Any other tag asks
@@ -316,6 +318,9 @@ impl Walk<'_> {
                     // A key. Only scalar keys name a JSON member; anything under a complex key
                     // has no pointer.
                     if let Some(key) = scalar {
+                        if key == "<<" {
+                            return Err(Stop::MergeKey(start));
+                        }
                         if let Some(&first) = keys.get(key) {
                             return Err(Stop::DuplicateKey(key.to_owned(), start, first));
                         }

@@ -407,12 +407,21 @@ mod tests {
     fn an_alias_is_a_copy_of_its_anchors_value() {
         for text in [
             "k: &a [1, x, {y: 2}]\nj: *a\n",
-            "k: &a {y: 2}\nj:\n  <<: *a\n  z: 3\n",
             "- &a 0.5\n- *a\n- [*a, *a]\n",
             "k: &a\n  - &b q\n  - *b\nj: *a\n",
         ] {
             assert_eq!(build(text), Ok(Some(reference(text))), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_merge_key_is_refused_not_built() {
+        // Rule files refuse merge keys (`merge-key`) rather than take them as a key named '<<'.
+        let refused = build("k: &a {y: 2}\nj:\n  <<: *a\n  z: 3\n");
+        assert!(
+            refused.as_ref().is_err_and(|e| e.starts_with("MergeKey")),
+            "{refused:?}"
+        );
     }
 
     #[test]

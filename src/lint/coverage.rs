@@ -201,6 +201,31 @@ impl Coverage {
         out
     }
 
+    /// What [`Self::uncovered_lines`] says, short: every rule that never fired, and one line
+    /// for the word-list entries no case matched (`--coverage` lists them).
+    pub fn uncovered_short(&self) -> Vec<String> {
+        let never = self.rules.iter().filter(|r| !r.covered).count();
+        let mut out = self.uncovered_lines();
+        out.truncate(never);
+        let lists = self
+            .lists
+            .iter()
+            .filter(|l| l.entries.iter().any(|e| !e.covered))
+            .count();
+        if lists > 0 {
+            let entries: usize = self
+                .lists
+                .iter()
+                .map(|l| l.entries.iter().filter(|e| !e.covered).count())
+                .sum();
+            out.push(format!(
+                "{entries} word-list entries in {lists} lists never matched in a test case \
+                 (--coverage lists them)"
+            ));
+        }
+        out
+    }
+
     /// The coverage as JSON: the figures and what was not exercised, with places.
     pub fn to_json(&self) -> Value {
         let (r, rt) = self.rules_covered();

@@ -146,7 +146,11 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     sort_by_place(&mut report.diagnostics);
 
     let files = testing::test_files(dir);
-    let (cases, mut test_findings) = testing::load_cases(&rs, &files);
+    let testing::Cases {
+        cases,
+        diagnostics: mut test_findings,
+        not_run,
+    } = testing::load_cases(&rs, &files);
     test_findings.extend(forms::narrowed(&rs, &cases));
     let mut coverage = Coverage::new(&rs);
     let results = coverage::run_cases(&rs, &cases, &mut coverage).await;
@@ -156,7 +160,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     report.diagnostics.append(&mut test_findings);
     report.tests = Some(TestCounts {
         passed: results.len() - failed.len(),
-        failed: failed.len(),
+        failed: failed.len() + not_run,
     });
     if let Some(min) = options.min_coverage
         && coverage.percent() < min

@@ -385,7 +385,7 @@ fn a_negation_that_spared_a_match_counts_as_exercised() {
         "word_lists:\n  - id: buy_verbs\n    description: buying\n    negated_by: {list: negations, within: 0}\n    words: [buy]\n  - id: negations\n    description: what makes a verb a prohibition\n    words: [not$, never$]\nguards:\n  - id: buying-is-no-search\n    description: a purchase is not a search\n    tools: [shop_search]\n    drop_when: {mentions: buy_verbs}\n",
         "cases:\n  - name: do not buy keeps the search\n    request: {messages: [{role: user, content: 'do not buy it'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [shop_search]}\n",
     );
-    let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
+    let out = turnout(&["lint", "--coverage", dir.path().to_str().expect("utf-8")]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
@@ -404,7 +404,7 @@ fn coverage_lists_what_no_case_exercised() {
         "cases:\n  - name: hello heyyy stops the shop\n    request: {messages: [{role: user, content: 'Hello, heyyy'}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: [], fired: [greeting-shop]}\n",
     );
     let d = dir.path().to_str().expect("utf-8");
-    let out = turnout(&["lint", d]);
+    let out = turnout(&["lint", "--coverage", d]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
@@ -481,7 +481,7 @@ fn schema_prints_the_json_schema_and_every_rule_file_points_an_editor_at_it() {
 }
 
 #[test]
-fn the_example_ci_workflow_installs_a_pinned_turnout_lints_and_posts_the_replay_diff() {
+fn the_example_ci_workflow_installs_a_pinned_turnout_lints_once_and_replays() {
     let workflow = std::fs::read_to_string(root().join("examples/ci/rules.yml")).expect("workflow");
     let doc: serde_json::Value = serde_yaml::from_str(&workflow).expect("valid YAML");
     let runs: Vec<String> = doc["jobs"]
@@ -497,18 +497,22 @@ fn the_example_ci_workflow_installs_a_pinned_turnout_lints_and_posts_the_replay_
     assert!(has("--tag"), "{workflow}");
     assert!(!has("cargo build"), "{workflow}");
     assert!(has("turnout lint --format github"), "{workflow}");
-    assert!(has("turnout test"), "{workflow}");
+    // lint runs the test cases: a `turnout test` step would run them twice.
+    assert!(!has("turnout test"), "{workflow}");
     assert!(has("turnout replay") && has("--against"), "{workflow}");
-    assert!(has("gh pr comment"), "{workflow}");
+    // The comment is posted by comment.yml (see tests/it/ci.rs).
+    let comment =
+        std::fs::read_to_string(root().join("examples/ci/comment.yml")).expect("comment.yml");
+    assert!(comment.contains("<!-- turnout-replay -->"), "{comment}");
 }
 
 #[test]
-fn the_readme_documents_every_check_code() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
-    let section = readme
-        .split("## Linting rule files")
+fn the_lint_page_documents_every_check_code() {
+    let page = std::fs::read_to_string(root().join("docs/lint.md")).expect("docs/lint.md");
+    let section = page
+        .split("## Check codes")
         .nth(1)
-        .expect("a 'Linting rule files' section");
+        .expect("a 'Check codes' section");
     let mut codes = BTreeSet::new();
     for dir in fixtures() {
         let expected = std::fs::read_to_string(dir.join("expected")).unwrap_or_default();
@@ -522,7 +526,7 @@ fn the_readme_documents_every_check_code() {
     for code in codes {
         assert!(
             section.contains(&format!("| `{code}` |")),
-            "README does not document `{code}`"
+            "docs/lint.md does not document `{code}`"
         );
     }
 }
@@ -612,5 +616,144 @@ fn a_pack_ten_times_the_shipped_one_lints_clean_in_seconds() {
     assert!(
         took < Duration::from_secs(10),
         "lint of the 10x pack took {took:?}"
+    );
+}
+
+/// A rules directory of the shared base and one `rules.yaml`, without tests.
+fn pack(rules: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("tests/lint/unknown-list/base.yaml"),
+        dir.path().join("base.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(dir.path().join("rules.yaml"), rules).expect("write");
+    dir
+}
+
+#[test]
+fn each_mistake_a_product_manager_makes_is_explained_in_words_at_its_value() {
+    // Before: `15.0` was `error[invalid]` at 1:1 ("expected usize"); `<<:` gave three findings
+    // about '<<' and missing keys; an empty word had no hint; a capital in an id showed only
+    // the regex.
+    let dir = pack(
+        "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello, \"\"]\n  - id: Greet-Words\n    description: more hello words\n    words: [hey]\nguards:\n  - id: greeting-draw\n    description: a greeting is not a picture\n    tools: [draw]\n    drop_when: {any: [{mentions: greetings}, {mentions: Greet-Words}]}\n",
+    );
+    let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("this text is empty"), "{stdout}");
+    assert!(
+        stdout.contains("write the text between the quotes, or remove the entry"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("lower-case Latin letters, digits and '_'"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("did you mean 'greet_words'?"), "{stdout}");
+    assert!(
+        !stdout.contains("^[a-z]"),
+        "the regex is not what a person reads:\n{stdout}"
+    );
+
+    let whole = turnout(&["lint", "tests/lint/whole-number"]);
+    let stdout = text(&whole.stdout);
+    assert!(
+        stdout.contains("rules.yaml:13:24: error[wrong-type]: expected a whole number, found 15.0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("write it without the decimal point: 15"),
+        "{stdout}"
+    );
+
+    let merge = turnout(&["lint", "tests/lint/merge-key"]);
+    let stdout = text(&merge.stdout);
+    assert!(
+        stdout.contains("YAML merge keys ('<<: *name') are not supported"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("error[").count(),
+        1,
+        "one mistake, one finding:\n{stdout}"
+    );
+}
+
+#[test]
+fn a_clean_lint_of_the_shipped_pack_is_a_short_summary() {
+    // Before: ~25 lines of word-list entries no case matched.
+    let out = turnout(&["lint", "rules"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.lines().count() <= 5, "{stdout}");
+    assert!(stdout.contains("--coverage lists them"), "{stdout}");
+    let detailed = text(&turnout(&["lint", "--coverage", "rules"]).stdout);
+    assert!(
+        detailed.contains("entries never matched in a test case: '"),
+        "--coverage lists the entries:\n{detailed}"
+    );
+}
+
+#[test]
+fn a_skipped_checks_note_is_one_line_once_and_never_for_a_missing_directory() {
+    // Before: `lint rulez` added a three-line note to "no such directory".
+    let out = turnout(&["lint", "rulez"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(!stdout.contains("skipped-checks"), "{stdout}");
+
+    let dir = pack("word_lists:\n  - id: greetings\n    description: hello\n    words: [hello]\n");
+    std::fs::write(dir.path().join("broken.yaml"), "guards:\n  - id: a\n    description: b\n    tools: [draw]\n    drop_when: {mentions: greetings\n").expect("write");
+    std::fs::write(dir.path().join("broken2.yaml"), "pre_rules: [\n").expect("write");
+    let out = turnout(&["lint", dir.path().to_str().expect("utf-8")]);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("skipped-checks").count(), 1, "{stdout}");
+    let note = stdout
+        .lines()
+        .position(|l| l.contains("note[skipped-checks]"))
+        .expect("the note");
+    let next = stdout.lines().nth(note + 1).unwrap_or_default();
+    assert!(!next.contains("hint"), "the note is one line:\n{stdout}");
+}
+
+#[test]
+fn a_test_file_that_fails_to_load_counts_its_cases_as_failed() {
+    // Before: a schema error in a file of three cases counted one failure and dropped the
+    // three cases from the count ("1 passed, 1 failed").
+    let dir = coverage_pack(
+        "word_lists:\n  - id: greetings\n    description: hello words\n    words: [hello]\nguards:\n  - id: greeting-shop\n    description: a greeting is not a purchase\n    tools: [shop_search]\n    drop_when: {mentions: greetings}\n",
+        "cases:\n  - name: hello stops the shop\n    request: {messages: [{role: user, content: hello}]}\n    model: {calls: [{tool: shop_search}]}\n    expect: {tools: []}\n",
+    );
+    std::fs::write(
+        dir.path().join("tests/broken.yaml"),
+        "cases:\n  - name: one\n    request: {messages: 5}\n    expect: {tools: []}\n  - name: two\n    request: {messages: [{role: user, content: hi}]}\n    expect: {tools: []}\n  - name: three\n    request: {messages: [{role: user, content: hey}]}\n    expect: {tools: []}\n",
+    )
+    .expect("write");
+    let d = dir.path().to_str().expect("utf-8");
+    let out = turnout(&["test", "--rules", d]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().last(),
+        Some("1 passed, 3 failed"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = turnout(&["lint", d]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("passed, 3 failed"), "{stdout}");
+}
+
+#[test]
+fn test_takes_a_rules_directory_as_lint_does() {
+    // Before: `turnout test rules` read `rules` as a test file: "is a directory … 0 passed,
+    // 1 failed".
+    let out = turnout(&["test", "rules"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
+        "{stdout}"
     );
 }

@@ -3,10 +3,12 @@
 //! read lives beside them: `tests/lint/` (a broken rules directory per check) and `tests/data/`.
 
 mod browser;
+mod ci;
 mod cli;
 mod common;
 mod decision_log;
 mod deploy;
+mod docs;
 mod embedded;
 mod engine;
 mod fuzz;

@@ -134,6 +134,36 @@ pub(super) fn type_hint(types: &[String], found: &Value) -> Option<String> {
 
 /// The candidate closest to `word` when it is close enough to be a likely typo (edit distance
 /// ≤ 2, and less than the candidate's length).
+/// An id pattern of the schema (`^[a-z][a-z0-9_-]*$`) in words a person reads, or `None` for a
+/// pattern of another shape (which is then shown as it is).
+pub(super) fn pattern_in_words(pattern: &str) -> Option<String> {
+    let rest = pattern.strip_prefix("^[a-z][")?.strip_suffix("]*$")?;
+    let mut kinds = vec!["lower-case Latin letters"];
+    let mut rest = rest.strip_prefix("a-z")?;
+    if let Some(r) = rest.strip_prefix("0-9") {
+        kinds.push("digits");
+        rest = r;
+    }
+    let mut marks = Vec::new();
+    for c in rest.chars() {
+        match c {
+            '_' => marks.push("'_'"),
+            '-' => marks.push("'-'"),
+            _ => return None,
+        }
+    }
+    kinds.extend(marks);
+    let last = kinds.pop()?;
+    let list = if kinds.is_empty() {
+        last.to_owned()
+    } else {
+        format!("{} and {last}", kinds.join(", "))
+    };
+    Some(format!(
+        "{list}, starting with a letter (no capitals or spaces)"
+    ))
+}
+
 pub(super) fn did_you_mean<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
