@@ -230,8 +230,14 @@ async fn evaluate(file: &str, max_shared: usize) -> (f64, f64) {
         .collect();
     // The fresh set was written without seeing the examples, and some of its messages (the
     // article's own, the shortest) came out word for word the same: they are not scored.
-    println!("{} cases equal to examples, not scored: {shared:?}", shared.len());
-    assert!(shared.len() <= max_shared, "cases equal to examples: {shared:?}");
+    println!(
+        "{} cases equal to examples, not scored: {shared:?}",
+        shared.len()
+    );
+    assert!(
+        shared.len() <= max_shared,
+        "cases equal to examples: {shared:?}"
+    );
     let cases: Vec<Value> = cases
         .into_iter()
         .filter(|c| !known.contains(&norm(c["text"].as_str().unwrap_or_default())))
@@ -317,7 +323,8 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval.yaml", 0).await;
     // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
     // figures reached, so a change that makes decisions worse fails here.
-    assert!(tool_share >= 0.90, "tool decisions {tool_share:.3} < 0.90");
+    // Issue 26: 91.3 % (346/379), 96.4 % (107/111).
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
     assert!(
         chat_share >= 0.95,
         "chit-chat left alone {chat_share:.3} < 0.95"
@@ -327,8 +334,10 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
 #[tokio::test]
 async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30).await;
-    assert!(tool_share >= 0.0, "tool decisions {tool_share:.3}");
-    assert!(chat_share >= 0.0, "left alone {chat_share:.3}");
+    // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
+    // (204/223) and 90.7 % (68/75). The floors are the figures reached.
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
