@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::diag::{Diagnostic, Location};
 use crate::rules::RuleFile;
 use check::SchemaCheck;
-pub use ruleset::{ContextRuleDef, EmbeddedDef, RouterDef, RuleSet, SkillDef, ToolDef};
+pub use ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, RuleSet, SkillDef, ToolDef};
 use source::SpanMap;
 
 /// What loading a directory gave: the ruleset if nothing was an error, and every finding.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::conditions::{CondCx, Scope};
-use super::ruleset::{ContextRuleDef, EmbeddedDef, RouterDef, SkillDef};
+use super::ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, SkillDef};
 use super::{Compiler, SourceFile, did_you_mean, load};
 use crate::diag::Diagnostic;
 
@@ -88,6 +88,8 @@ impl Compiler<'_> {
         };
         let embedded = r.embedded.clone().unwrap_or_default();
         let context = self.context_rules(file, &embedded.context);
+        let frames = self.frames(file, &embedded.frames);
+        let (torn, torn_ratio) = self.torn(file, embedded.confusable.as_ref());
         let mut connectives: Vec<String> = embedded
             .split
             .iter()
@@ -121,6 +123,9 @@ impl Compiler<'_> {
                 context,
                 connectives,
                 connective_finder,
+                frames,
+                torn,
+                torn_ratio,
             },
             skill_tool_idx,
         })
@@ -313,5 +318,70 @@ impl Compiler<'_> {
             });
         }
         out
+    }
+
+    /// The embedded router's frames: patterns that compile, ids used once.
+    fn frames(&mut self, file: &SourceFile, frames: &[crate::rules::Frame]) -> Vec<FrameDef> {
+        let mut out = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (k, frame) in frames.iter().enumerate() {
+            let at = format!("/router/embedded/frames/{k}");
+            if !seen.insert(&frame.id) {
+                self.error(
+                    "duplicate-id",
+                    format!("frame '{}' is defined twice", frame.id),
+                    file,
+                    &format!("{at}/id"),
+                );
+            }
+            let mut compile = |list: &[String], key: &str| {
+                let mut regexes = Vec::new();
+                for (j, p) in list.iter().enumerate() {
+                    match crate::text::compile_pattern(p) {
+                        Ok(re) => regexes.push(re),
+                        Err(e) => self.error(
+                            "bad-pattern",
+                            format!("'{p}': {e}"),
+                            file,
+                            &format!("{at}/{key}/{j}"),
+                        ),
+                    }
+                }
+                regexes
+            };
+            let patterns = compile(&frame.patterns, "patterns");
+            let unless = compile(&frame.unless, "unless");
+            out.push(FrameDef {
+                id: Arc::from(frame.id.as_str()),
+                kind: frame.kind,
+                patterns,
+                unless,
+                boost_chat: frame.boost_chat.unwrap_or(0.0),
+                also_skills: frame.also_skills,
+            });
+        }
+        out
+    }
+
+    /// The confusable pairs, by tool index, and the share of the best's probability at which
+    /// the partner makes the router ask back.
+    fn torn(
+        &mut self,
+        file: &SourceFile,
+        torn: Option<&crate::rules::Torn>,
+    ) -> (Vec<(usize, usize)>, f32) {
+        let Some(torn) = torn else {
+            return (Vec::new(), 1.0);
+        };
+        let mut pairs = Vec::new();
+        for (k, [a, b]) in torn.pairs.iter().enumerate() {
+            let at = format!("/router/embedded/confusable/pairs/{k}");
+            let a = self.tool_ref(a, file, &format!("{at}/0"));
+            let b = self.tool_ref(b, file, &format!("{at}/1"));
+            if let (Some(a), Some(b)) = (a, b) {
+                pairs.push((a, b));
+            }
+        }
+        (pairs, torn.ratio)
     }
 }

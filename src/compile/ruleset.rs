@@ -230,6 +230,30 @@ pub struct EmbeddedDef {
     /// All `connectives` in one automaton: a message is searched once, not once per
     /// connective (`None` when there are none).
     pub connective_finder: Option<aho_corasick::AhoCorasick>,
+    /// Frames (requests in question form, questions about a topic), in order.
+    pub frames: Vec<FrameDef>,
+    /// Confusable tool pairs, by tool index.
+    pub torn: Vec<(usize, usize)>,
+    /// The share of the best tool's probability at which its partner makes the router ask
+    /// back.
+    pub torn_ratio: f32,
+}
+
+/// A frame of the embedded router, compiled (see [`crate::rules::Frame`]).
+#[derive(Debug, Clone)]
+pub struct FrameDef {
+    /// Its id, for the trace.
+    pub id: Arc<str>,
+    /// Request or question.
+    pub kind: crate::rules::FrameKind,
+    /// Any of these matching is the frame.
+    pub patterns: Vec<regex::Regex>,
+    /// Any of these matching cancels it.
+    pub unless: Vec<regex::Regex>,
+    /// Added to the no-tool score (question frames).
+    pub boost_chat: f32,
+    /// Whether `boost_chat` is added to the auto skills too.
+    pub also_skills: bool,
 }
 
 /// A context rule of the embedded router, compiled.

@@ -168,3 +168,130 @@ pub struct Split {
     #[schemars(length(min = 1))]
     pub connectives: Vec<String>,
 }
+
+/// Settings of the embedded offline router. It scores the message against every tool's and
+/// skill's `examples` (and `chat_examples`); the skill tool's own `examples` are messages that
+/// leave the active skill. It calls the best-scoring tool only when that score reaches
+/// `threshold` and beats the runner-up by `margin`; otherwise it calls none, and the plain chat
+/// answer asks back.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedRouter {
+    /// The lowest score (0 to 1) at which a tool is called.
+    #[serde(default = "default_embedded_threshold")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub threshold: f32,
+    /// How far (0 to 1) the best score must be ahead of the second best; closer is ambiguous,
+    /// so no tool is called.
+    #[serde(default = "default_embedded_margin")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub margin: f32,
+    /// Messages that need no tool (greetings, thanks, small talk, writing help): the plain
+    /// chat answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chat_examples: Vec<String>,
+    /// Context rules: the request's context (attachment, open file, mode, skill, integration,
+    /// draft) makes tools more or less likely.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextRule>,
+    /// Splitting a message with two independent parts into two calls. Omitted: one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+    /// Ways of putting a message that say what it is before the classifier reads it: a
+    /// request in question form («could you draw …?») or a question about a topic («why does
+    /// …», «what is …»). Named in the trace when they apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<Frame>,
+    /// Tools too alike to tell apart without asking back (B6): when one is the best and its
+    /// partner is close behind, no tool is called and the trace names both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confusable: Option<Torn>,
+}
+
+impl Default for EmbeddedRouter {
+    fn default() -> Self {
+        Self {
+            threshold: default_embedded_threshold(),
+            margin: default_embedded_margin(),
+            chat_examples: Vec::new(),
+            context: Vec::new(),
+            split: None,
+            frames: Vec::new(),
+            confusable: None,
+        }
+    }
+}
+
+fn default_embedded_threshold() -> f32 {
+    0.3
+}
+fn default_embedded_margin() -> f32 {
+    0.05
+}
+
+/// A way of putting a message, recognised by patterns over the normalised message.
+///
+/// ```yaml
+/// frames:
+///   - id: polite-request
+///     kind: request
+///     description: «could you draw a cat?» asks for a drawing, not about an ability.
+///     patterns: ['^(?:could|can) you (?:please )?']
+///   - id: question-about
+///     kind: question
+///     description: «why does …», «what is …»: a question for the chat model.
+///     patterns: ['^(?:why|what is)\b']
+///     unless: ['\b(?:show|find)\b']
+///     boost_chat: 3
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// Unique id, named in the trace.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_-]*$"))]
+    pub id: String,
+    /// Why this frame.
+    pub description: String,
+    /// What the frame says about the message.
+    pub kind: FrameKind,
+    /// Regular expressions over the normalised message; the first match is the frame.
+    #[schemars(length(min = 1))]
+    pub patterns: Vec<String>,
+    /// Regular expressions that cancel the frame when one matches too (a question frame with
+    /// a request verb is a request).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unless: Vec<String>,
+    /// For a question frame: the score added to "no tool" (3 nearly decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost_chat: Option<f32>,
+    /// For a question frame: the same score added to the auto skills too («how do I squat
+    /// right?» is the trainer's interview, not a tool).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub also_skills: bool,
+}
+
+/// What a frame says about the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameKind {
+    /// A request in question form: the matched words are taken out, and the rest is read as
+    /// the request it is.
+    Request,
+    /// A question about a topic: the plain chat answer is made likelier by `boost_chat`.
+    Question,
+}
+
+/// Pairs of tools the embedded router does not choose between on its own.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Torn {
+    /// Which confusions these are (the article's «four kinds of numbers», …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// No tool when the partner's probability is at least this share of the best's (0 to 1).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub ratio: f32,
+    /// The pairs, by tool id (order does not matter).
+    #[schemars(length(min = 1))]
+    pub pairs: Vec<[String; 2]>,
+}

@@ -9,7 +9,9 @@ pub mod extract;
 pub mod schema;
 pub mod testcase;
 
-pub use extract::{ContextRule, ContextValue, Extraction, Split};
+pub use extract::{
+    ContextRule, ContextValue, EmbeddedRouter, Extraction, Frame, FrameKind, Split, Torn,
+};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -384,48 +386,6 @@ pub struct Router {
     pub embedded: Option<EmbeddedRouter>,
 }
 
-/// Settings of the embedded offline router. It scores the message against every tool's and
-/// skill's `examples` (and `chat_examples`); the skill tool's own `examples` are messages that
-/// leave the active skill. It calls the best-scoring tool only when that score reaches
-/// `threshold` and beats the runner-up by `margin`; otherwise it calls none, and the plain chat
-/// answer asks back.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EmbeddedRouter {
-    /// The lowest score (0 to 1) at which a tool is called.
-    #[serde(default = "default_embedded_threshold")]
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub threshold: f32,
-    /// How far (0 to 1) the best score must be ahead of the second best; closer is ambiguous,
-    /// so no tool is called.
-    #[serde(default = "default_embedded_margin")]
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub margin: f32,
-    /// Messages that need no tool (greetings, thanks, small talk, writing help): the plain
-    /// chat answer.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub chat_examples: Vec<String>,
-    /// Context rules: the request's context (attachment, open file, mode, skill, integration,
-    /// draft) makes tools more or less likely.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub context: Vec<ContextRule>,
-    /// Splitting a message with two independent parts into two calls. Omitted: one call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<Split>,
-}
-
-impl Default for EmbeddedRouter {
-    fn default() -> Self {
-        Self {
-            threshold: default_embedded_threshold(),
-            margin: default_embedded_margin(),
-            chat_examples: Vec::new(),
-            context: Vec::new(),
-            split: None,
-        }
-    }
-}
-
 /// A piece of the router prompt.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -572,12 +532,6 @@ fn is_false(b: &bool) -> bool {
 }
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-fn default_embedded_threshold() -> f32 {
-    0.3
-}
-fn default_embedded_margin() -> f32 {
-    0.05
 }
 fn default_history() -> usize {
     6

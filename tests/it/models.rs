@@ -127,10 +127,13 @@ use turnout::model::embedded::EmbeddedModel;
 use turnout::model::{Model, RouterInput};
 
 fn eval_cases() -> Vec<Value> {
-    let data: Value = serde_yaml::from_str(
-        &std::fs::read_to_string(root().join("tests/data/router_eval.yaml")).expect("eval set"),
-    )
-    .expect("yaml");
+    eval_file("tests/data/router_eval.yaml")
+}
+
+fn eval_file(file: &str) -> Vec<Value> {
+    let data: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(root().join(file)).expect("eval set"))
+            .expect("yaml");
     data["cases"].as_array().expect("cases").clone()
 }
 
@@ -203,10 +206,11 @@ fn arguments_match(case: &Value, d: &Decision) -> bool {
     })
 }
 
-#[tokio::test]
-async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
+/// Shares of (tool, skill and search messages decided right; messages that need no tool left
+/// alone) on one held-back set, printed by expected class, by style and by confusion pair.
+async fn evaluate(file: &str, max_shared: usize) -> (f64, f64) {
     let rs = pack();
-    let cases = eval_cases();
+    let cases = eval_file(file);
     assert!(cases.len() >= 300, "{} cases", cases.len());
     // Written without looking at the examples: no case is an example, word for word.
     let norm = |s: &str| {
@@ -224,11 +228,25 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
         .filter_map(|c| c["text"].as_str())
         .filter(|t| known.contains(&norm(t)))
         .collect();
-    assert!(shared.is_empty(), "cases equal to examples: {shared:?}");
+    // The fresh set was written without seeing the examples, and some of its messages (the
+    // article's own, the shortest) came out word for word the same: they are not scored.
+    println!(
+        "{} cases equal to examples, not scored: {shared:?}",
+        shared.len()
+    );
+    assert!(
+        shared.len() <= max_shared,
+        "cases equal to examples: {shared:?}"
+    );
+    let cases: Vec<Value> = cases
+        .into_iter()
+        .filter(|c| !known.contains(&norm(c["text"].as_str().unwrap_or_default())))
+        .collect();
 
     let model = EmbeddedModel::new();
     model.prepare(&rs);
     let mut by_class: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut by_style: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let mut confusion: std::collections::BTreeMap<(String, String), usize> = Default::default();
     let (mut tools_ok, mut tools, mut chat_ok, mut chats) = (0, 0, 0, 0);
     for case in &cases {
@@ -238,6 +256,10 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
         let (expect, got) = expected_and_got(case, &d);
         let ok = got == expect && arguments_match(case, &d);
         let entry = by_class.entry(expect.clone()).or_default();
+        entry.1 += 1;
+        entry.0 += usize::from(ok);
+        let style = case["style"].as_str().unwrap_or("plain").to_owned();
+        let entry = by_style.entry(style).or_default();
         entry.1 += 1;
         entry.0 += usize::from(ok);
         if expect == "chat" {
@@ -275,7 +297,7 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     let tool_share = tools_ok as f64 / tools as f64;
     let chat_share = chat_ok as f64 / chats as f64;
     println!(
-        "embedded router, decisions on {} held-back messages:\n  right tool (or skill, or search) with valid arguments: {:.1}% ({tools_ok}/{tools})\n  chit-chat left alone: {:.1}% ({chat_ok}/{chats})\nby expected class:",
+        "embedded router, decisions on {} held-back messages of {file}:\n  right tool (or skill, or search) with valid arguments: {:.1}% ({tools_ok}/{tools})\n  chit-chat left alone: {:.1}% ({chat_ok}/{chats})\nby expected class:",
         cases.len(),
         tool_share * 100.0,
         chat_share * 100.0
@@ -283,19 +305,39 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     for (class, (ok, n)) in &by_class {
         println!("  {class}: {ok}/{n}");
     }
+    println!("by style:");
+    for (style, (ok, n)) in &by_style {
+        println!("  {style}: {ok}/{n}");
+    }
     println!("confusion pairs (expected -> decided: count):");
     let mut pairs: Vec<_> = confusion.into_iter().collect();
     pairs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     for ((e, g), n) in pairs {
         println!("  {e} -> {g}: {n}");
     }
+    (tool_share, chat_share)
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval.yaml", 0).await;
     // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
     // figures reached, so a change that makes decisions worse fails here.
-    assert!(tool_share >= 0.90, "tool decisions {tool_share:.3} < 0.90");
+    // Issue 26: 91.3 % (346/379), 96.4 % (107/111).
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
     assert!(
         chat_share >= 0.95,
         "chit-chat left alone {chat_share:.3} < 0.95"
     );
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30).await;
+    // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
+    // (204/223) and 90.7 % (68/75). The floors are the figures reached.
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
@@ -1091,12 +1133,13 @@ fn turnout_cmd(args: &[&str], stdin: &str) -> std::process::Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("turnout starts");
-    child
+    // A command refused before it reads stdin (no API key: exit 2) may already have closed
+    // the pipe: the write then fails with a broken pipe, which is not the test's business.
+    let _ = child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
+        .write_all(stdin.as_bytes());
     child.wait_with_output().expect("turnout finishes")
 }
 

@@ -186,12 +186,38 @@ impl Classifier {
     /// The best allowed class and the runner-up for normalised `text`; `bias` (one number per
     /// class, or empty) is added to the scores before they become probabilities.
     pub fn top(&self, normalized: &str, allowed: &[bool], bias: &[f32]) -> Option<Top> {
+        self.top_with(normalized, allowed, bias, &[])
+            .map(|(top, _)| top)
+    }
+
+    /// [`Self::top`], and of the classes paired with the best in `pairs` (allowed ones only),
+    /// the most probable with its probability.
+    pub fn top_with(
+        &self,
+        normalized: &str,
+        allowed: &[bool],
+        bias: &[f32],
+        pairs: &[(usize, usize)],
+    ) -> Option<(Top, Option<(usize, f32)>)> {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let mut logits = std::mem::take(&mut scratch.logits);
             logits.resize(self.stride, 0.0);
             self.scores(normalized, bias, &mut scratch, &mut logits);
-            let top = best_two(&logits[..self.classes], allowed);
+            let top = best_two(&logits[..self.classes], allowed).map(|top| {
+                let (b, pb) = top.best;
+                let partner = pairs
+                    .iter()
+                    .filter_map(|&(x, y)| match (x == b, y == b) {
+                        (true, _) => Some(y),
+                        (_, true) => Some(x),
+                        _ => None,
+                    })
+                    .filter(|&c| allowed.get(c).copied().unwrap_or(false))
+                    .map(|c| (c, pb * (logits[c] - logits[b]).exp()))
+                    .max_by(|a, b| a.1.total_cmp(&b.1));
+                (top, partner)
+            });
             scratch.logits = logits;
             top
         })

@@ -27,6 +27,7 @@
 //! microseconds.
 
 mod classifier;
+mod frames;
 mod route;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,6 +39,7 @@ use crate::compile::{RuleSet, ToolDef};
 use crate::text::Normalizer;
 
 pub use classifier::{Classifier, Top, Training};
+pub use frames::{Framing, frame};
 
 /// Where a message can go.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -61,6 +63,9 @@ pub struct Ranking {
     pub runner_up: Option<(Target, f32)>,
     /// What the router chose: the best class, or `Chat` when it is not sure enough.
     pub chosen: Target,
+    /// The best class's declared confusable partner when it was close enough to ask back
+    /// (`router.embedded.confusable`), with its probability.
+    pub torn: Option<(Target, f32)>,
 }
 
 /// How many rulesets' models are kept (the serving one, plus the one before it while requests
@@ -262,10 +267,20 @@ impl Index {
         self.tool_class.get(tool).copied().flatten()
     }
 
-    /// The scores the context rules that hold add to classes (empty when none hold).
-    fn bias(&self, input: &RouterInput<'_>) -> Vec<f32> {
+    /// The scores the context rules that hold (and the question frames) add to classes
+    /// (empty when none add any).
+    fn bias(&self, input: &RouterInput<'_>, framing: &frames::Framing) -> Vec<f32> {
         let rules = &input.router.embedded.context;
         let mut bias = Vec::new();
+        if framing.boost_chat != 0.0 || framing.boost_skills != 0.0 {
+            bias = (self.targets.iter())
+                .map(|t| match t {
+                    Target::Chat => framing.boost_chat,
+                    Target::Skill(_) => framing.boost_skills,
+                    Target::Tool(_) | Target::Leave => 0.0,
+                })
+                .collect();
+        }
         for rule in input.context.iter().filter_map(|&r| rules.get(r)) {
             for &(tool, b) in &rule.boost {
                 if let Some(class) = self.class_of_tool(tool) {
@@ -285,31 +300,50 @@ impl Index {
 
     fn rank(&self, input: &RouterInput<'_>) -> Ranking {
         let allowed = self.allowed(input);
-        let bias = self.bias(input);
         let normalized = input.normalized_message();
-        self.rank_text(input, &normalized, &allowed, &bias)
+        let framing = frames::frame(&input.router.embedded.frames, &normalized);
+        let bias = self.bias(input, &framing);
+        self.rank_text(input, &normalized[framing.start..], &allowed, &bias, true)
     }
 
-    /// Ranks normalised text (the message or one part of it).
+    /// The confusable pairs as classes.
+    fn torn_classes(&self, input: &RouterInput<'_>) -> Vec<(usize, usize)> {
+        (input.router.embedded.torn.iter())
+            .filter_map(|&(a, b)| Some((self.class_of_tool(a)?, self.class_of_tool(b)?)))
+            .collect()
+    }
+
+    /// Ranks normalised text (the message or one part of it); `whole`: the whole message, where
+    /// a confusable pair asks back (a part of a compound request is read with its other part).
     fn rank_text(
         &self,
         input: &RouterInput<'_>,
         normalized: &str,
         allowed: &[bool],
         bias: &[f32],
+        whole: bool,
     ) -> Ranking {
-        let top = self.classifier.top(normalized, allowed, bias);
-        let best = top.map(|t| (self.targets[t.best.0].clone(), t.best.1));
+        let pairs = if whole {
+            self.torn_classes(input)
+        } else {
+            Vec::new()
+        };
+        let top = self.classifier.top_with(normalized, allowed, bias, &pairs);
+        let best = top.map(|(t, _)| (self.targets[t.best.0].clone(), t.best.1));
         let runner_up = top
-            .and_then(|t| t.runner_up)
+            .and_then(|(t, _)| t.runner_up)
             .map(|(c, p)| (self.targets[c].clone(), p));
         let settings = &input.router.embedded;
+        let torn = top
+            .and_then(|(t, partner)| partner.filter(|p| p.1 >= settings.torn_ratio * t.best.1))
+            .map(|(c, p)| (self.targets[c].clone(), p));
         let chosen = match &best {
             Some((target, p1)) => {
                 let p2 = runner_up.as_ref().map_or(0.0, |r| r.1);
                 let active = input.skill.map(|s| &s.id);
                 let stays = matches!(target, Target::Skill(id) if Some(id) == active);
-                if *p1 < settings.threshold || p1 - p2 < settings.margin || stays {
+                if *p1 < settings.threshold || p1 - p2 < settings.margin || stays || torn.is_some()
+                {
                     Target::Chat
                 } else {
                     target.clone()
@@ -321,6 +355,7 @@ impl Index {
             best,
             runner_up,
             chosen,
+            torn,
         }
     }
 }

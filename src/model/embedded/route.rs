@@ -13,10 +13,12 @@ use crate::model::{ModelAnswer, ModelNote, RawCall, RouterInput};
 /// The embedded router's answer for this input.
 pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     let allowed = index.allowed(input);
-    let bias = index.bias(input);
     let original = input.message();
     let normalized = input.normalized_message();
-    let mut notes = Vec::new();
+    let mut framing = super::frames::frame(&input.router.embedded.frames, &normalized);
+    let bias = index.bias(input, &framing);
+    let mut notes = std::mem::take(&mut framing.notes);
+    let from = framing.start;
     for rule in input
         .context
         .iter()
@@ -27,9 +29,9 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
             why: "its condition holds for this request".into(),
         });
     }
-    let plan = split(index, input, &normalized, &allowed, &bias).unwrap_or_else(|| {
-        let whole = index.rank_text(input, &normalized, &allowed, &bias);
-        vec![(whole, (0, normalized.len()))]
+    let plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
+        let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
+        vec![(whole, (from, normalized.len()))]
     });
     let two = plan.len() > 1;
     let mut calls = Vec::new();
@@ -97,6 +99,7 @@ fn split(
     index: &Index,
     input: &RouterInput<'_>,
     normalized: &str,
+    from: usize,
     allowed: &[bool],
     bias: &[f32],
 ) -> Option<Vec<(Ranking, (usize, usize))>> {
@@ -121,16 +124,17 @@ fn split(
     if cuts.is_empty() {
         return None;
     }
+    cuts.retain(|c| c.0 >= from);
     cuts.sort_unstable();
     cuts.dedup_by_key(|c| c.0);
     for (at, after) in cuts {
-        let (left, right) = ((0, at), (after, normalized.len()));
+        let (left, right) = ((from, at), (after, normalized.len()));
         let words = |(s, e): (usize, usize)| normalized[s..e].split_whitespace().count();
         if words(left) < 2 || words(right) < 2 {
             continue;
         }
-        let first = index.rank_text(input, &normalized[left.0..left.1], allowed, bias);
-        let second = index.rank_text(input, &normalized[right.0..right.1], allowed, bias);
+        let first = index.rank_text(input, &normalized[left.0..left.1], allowed, bias, false);
+        let second = index.rank_text(input, &normalized[right.0..right.1], allowed, bias, false);
         if let (Target::Tool(a), Target::Tool(b)) = (&first.chosen, &second.chosen)
             && a != b
         {
@@ -161,7 +165,12 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         Some(text) => format!("embedded chose {chose} for the part '{text}'"),
         None => format!("embedded chose {chose}"),
     };
-    let why = if ranking
+    let why = if let Some((partner, p)) = &ranking.torn {
+        format!(
+            "best {best} and {} (p={p:.2}) are a confusable pair (router.embedded.confusable): no tool, the answer asks back",
+            name(partner)
+        )
+    } else if ranking
         .best
         .as_ref()
         .is_some_and(|(t, _)| *t == ranking.chosen)

@@ -1,0 +1,68 @@
+//! The frames of the embedded router (`router.embedded.frames`): a request in question form
+//! has its frame words taken out before the classifier reads it (the ability words otherwise
+//! pull towards a plain answer); a question about a topic adds the frame's `boost_chat` to the
+//! no-tool class. Both are said in the trace. Patterns come from the rules; nothing here knows
+//! a language.
+
+use crate::compile::FrameDef;
+use crate::model::ModelNote;
+use crate::rules::FrameKind;
+
+/// What the frames made of one normalised message.
+#[derive(Debug, Default)]
+pub struct Framing {
+    /// Where the classified text starts (after a request frame's words; 0 when none).
+    pub start: usize,
+    /// Added to the no-tool score by the question frames that hold.
+    pub boost_chat: f32,
+    /// Added to the auto skills' scores by the question frames that hold.
+    pub boost_skills: f32,
+    /// The trace lines.
+    pub notes: Vec<ModelNote>,
+}
+
+/// Applies the frames, in order: the first request frame that matches at the start, and every
+/// question frame that matches with none of its `unless`.
+pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
+    let mut out = Framing::default();
+    for f in frames {
+        // A group named `frame` is the part taken out (the rest of the match only has to be
+        // there, e.g. the verb after «could you»); otherwise the whole match.
+        let Some(m) = f.patterns.iter().find_map(|p| {
+            let c = p.captures(normalized)?;
+            c.name("frame").or_else(|| c.get(0))
+        }) else {
+            continue;
+        };
+        if f.unless.iter().any(|u| u.is_match(normalized)) {
+            continue;
+        }
+        let why = format!("matched '{}' at {}..{}", m.as_str(), m.start(), m.end());
+        match f.kind {
+            FrameKind::Request
+                if out.start == 0 && m.start() == 0 && m.end() < normalized.len() =>
+            {
+                out.start = m.end();
+                out.notes.push(ModelNote {
+                    effect: format!("frame {} reads the rest as a request", f.id),
+                    why,
+                });
+            }
+            FrameKind::Request => {}
+            FrameKind::Question => {
+                out.boost_chat += f.boost_chat;
+                if f.also_skills {
+                    out.boost_skills += f.boost_chat;
+                }
+                out.notes.push(ModelNote {
+                    effect: format!(
+                        "frame {} leans to no tool (+{:.1}): a question about the topic",
+                        f.id, f.boost_chat
+                    ),
+                    why,
+                });
+            }
+        }
+    }
+    out
+}
