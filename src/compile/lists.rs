@@ -135,7 +135,9 @@ impl Compiler<'_> {
             // letter of every entry (most are Cyrillic).
             .flat_map(|entry| entry.split(|c: char| !crate::text::is_alphanumeric(c)))
             .filter(|w| {
-                !w.is_empty() && w.chars().all(|c| c.to_lowercase().all(|l| letters.contains(&l)))
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.to_lowercase().all(|l| letters.contains(&l)))
             })
             .map(str::to_lowercase)
             .collect();
