@@ -71,7 +71,7 @@ pub fn context(req: &Request) -> Vec<String> {
     out
 }
 
-/// The recorded router answer in a few words: `model: web_search+image_generate`,
+/// The recorded router answer in a few words: `model: web_search+TOOL`,
 /// `model: no call`, `model: error timeout`; `None` when the line has none.
 pub fn answer(script: Option<&ModelScript>) -> Option<String> {
     let script = script?;
