@@ -26,13 +26,8 @@ pub struct ListPattern {
 
 #[derive(Debug, Clone)]
 enum Engine {
-    /// Over the ruleset's alphabet: a pattern tried at word starts (or at the start) is a
-    /// forward lazy DFA run anchored there; one searched for, a regex.
-    Alphabet {
-        alphabet: Arc<Alphabet>,
-        anchored: Option<Dfa>,
-        searched: Option<MetaRegex>,
-    },
+    /// Over the ruleset's alphabet.
+    Alphabet { alphabet: Arc<Alphabet>, over: Over },
     /// Over Unicode text.
     Unicode {
         re: MetaRegex,
@@ -41,6 +36,15 @@ enum Engine {
         /// the engines that can check a Unicode word boundary.
         at_word: Option<WordStartDfa>,
     },
+}
+
+/// A pattern over an alphabet, by where it is tried.
+#[derive(Debug, Clone)]
+enum Over {
+    /// At word starts (or at the start): a forward lazy DFA run anchored there.
+    Anchored(Dfa),
+    /// Searched for: a regex, which also finds where the match starts.
+    Searched(MetaRegex),
 }
 
 type CacheFn = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
@@ -183,19 +187,14 @@ impl ListPattern {
         tx: &mut Transcodings,
     ) -> Option<(usize, usize)> {
         match &self.engine {
-            Engine::Alphabet {
-                alphabet,
-                anchored,
-                searched,
-            } => {
+            Engine::Alphabet { alphabet, over } => {
                 let t = tx.of(alphabet, text);
                 let input = Input::new(&t.bytes)
                     .range(t.index(at)..)
                     .anchored(Anchored::Yes);
-                let end = match (anchored, searched) {
-                    (Some(d), _) => d.end(&input),
-                    (None, Some(re)) => re.search(&input).map(|m| m.end()),
-                    (None, None) => None,
+                let end = match over {
+                    Over::Anchored(d) => d.end(&input),
+                    Over::Searched(re) => re.search(&input).map(|m| m.end()),
                 }?;
                 Some((at, t.offset(end)))
             }
@@ -219,19 +218,17 @@ impl ListPattern {
         tx: &mut Transcodings,
     ) -> Option<(usize, usize)> {
         match &self.engine {
-            Engine::Alphabet {
-                alphabet,
-                anchored,
-                searched,
-            } => {
+            Engine::Alphabet { alphabet, over } => {
                 let t = tx.of(alphabet, text);
                 let from = t.index(from);
-                if let Some(re) = searched {
-                    let m = re.search(&Input::new(&t.bytes).range(from..))?;
-                    return Some((t.offset(m.start()), t.offset(m.end())));
-                }
-                // Only ever tried anchored; searched here one start after another.
-                let d = anchored.as_ref()?;
+                let d = match over {
+                    Over::Searched(re) => {
+                        let m = re.search(&Input::new(&t.bytes).range(from..))?;
+                        return Some((t.offset(m.start()), t.offset(m.end())));
+                    }
+                    // Only ever tried anchored; searched here one start after another.
+                    Over::Anchored(d) => d,
+                };
                 (from..=t.bytes.len()).find_map(|s| {
                     let input = Input::new(&t.bytes).range(s..).anchored(Anchored::Yes);
                     d.end(&input).map(|e| (t.offset(s), t.offset(e)))
@@ -327,12 +324,12 @@ fn compile_over(
 ) -> Result<ListPattern, EntryError> {
     let start = pattern_start(pattern, hir);
     let translated = alphabet.translate(hir);
-    let (anchored, searched) = match start {
+    let over = match start {
         PatternStart::AtWords(_) | PatternStart::AtStart => {
             // The leading `\b` or `^` is kept: at a word start (or the start) it holds.
             let d = Dfa::new(&translated, MatchKind::LeftmostFirst, false)
                 .ok_or_else(|| refused(pattern))?;
-            (Some(d), None)
+            Over::Anchored(d)
         }
         PatternStart::Prefixes(_) | PatternStart::Anywhere => {
             let re = MetaRegex::builder()
@@ -348,14 +345,13 @@ fn compile_over(
                 )
                 .build_from_hir(&translated)
                 .map_err(|_| refused(pattern))?;
-            (None, Some(re))
+            Over::Searched(re)
         }
     };
     let p = ListPattern {
         engine: Engine::Alphabet {
             alphabet: Arc::clone(alphabet),
-            anchored,
-            searched,
+            over,
         },
         start,
     };
