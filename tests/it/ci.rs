@@ -3,7 +3,7 @@
 //! README says; a pull request branch edits a phrase; then the workflow's own `run:` scripts
 //! run, with the turnout under test on PATH in place of the installed release.
 
-use crate::common::bin;
+use crate::common::{copy_dir, turnout_on_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,18 +42,6 @@ fn sh(dir: &Path, script: &str, env: &[(&str, String)]) -> std::process::Output 
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
-        }
-    }
-}
-
 /// The schema a modeline names, resolved from the file's folder as yaml-language-server does.
 fn modeline_schema(file: &Path) -> PathBuf {
     let text = std::fs::read_to_string(file).expect("rule file");
@@ -75,14 +63,7 @@ fn the_ci_recipe_works_in_a_repository_that_holds_only_rules() {
         origin.join("corpus/requests.jsonl"),
     )
     .expect("corpus");
-    let bin_dir = tmp.path().join("bin");
-    std::fs::create_dir_all(&bin_dir).expect("mkdir");
-    std::os::unix::fs::symlink(bin(), bin_dir.join("turnout")).expect("symlink");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (_, path) = turnout_on_path(tmp.path());
     let git = [
         ("PATH", path.clone()),
         ("GIT_AUTHOR_NAME", "pm".to_owned()),

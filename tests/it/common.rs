@@ -13,6 +13,34 @@ pub fn bin() -> PathBuf {
     )
 }
 
+/// A copy of directory `from` (and its subfolders) at `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The turnout under test as `turnout` in folder `dir/bin`, and a `PATH` that finds it first
+/// (where a script runs `turnout` as an installed release would be run).
+pub fn turnout_on_path(dir: &Path) -> (PathBuf, String) {
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir_all(&bin_dir).expect("mkdir");
+    std::os::unix::fs::symlink(bin(), bin_dir.join("turnout")).expect("symlink");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (bin_dir, path)
+}
+
 /// Every request of the example corpus (`examples/corpus/requests.jsonl`), as JSON text.
 pub fn corpus_requests() -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus/requests.jsonl");

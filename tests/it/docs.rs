@@ -1,7 +1,7 @@
 //! The documentation as a reader meets it: the Russian guide's commands run as written, the
 //! README stays short, and every link between the pages leads somewhere.
 
-use crate::common::bin;
+use crate::common::{copy_dir, turnout_on_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -47,19 +47,6 @@ fn blocks(page: &str) -> Vec<Block> {
         }
     }
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// `вставить FILE | LINE | LINE`: the block's lines marked `# ←` go into FILE right after the
@@ -126,14 +113,7 @@ fn the_russian_guide_runs_as_written() {
     )
     .expect("corpus");
     // Step 0 of the guide builds `turnout` and puts it on PATH; here the binary under test is.
-    let bin_dir = tmp.path().join("bin");
-    std::fs::create_dir_all(&bin_dir).expect("mkdir");
-    std::os::unix::fs::symlink(bin(), bin_dir.join("turnout")).expect("symlink");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (bin_dir, path) = turnout_on_path(tmp.path());
 
     let message = "во что обойдётся билет до Казани";
     assert_eq!(
