@@ -41,6 +41,10 @@ pub struct Location {
     /// such as where a syntax error was found, has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_column: Option<usize>,
+    /// The text of that line, for a reader that cannot open the file (the service's
+    /// `/v1/rules` quotes it, so the playground can show it with a caret); `None` elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Location {
@@ -51,6 +55,7 @@ impl Location {
             line,
             column,
             end_column: None,
+            source: None,
         }
     }
 

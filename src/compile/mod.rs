@@ -79,6 +79,17 @@ pub fn load_dir_with(dir: &Path, limits: &Limits) -> Loaded {
 
 /// Compiles what [`read_dir`] read (the reload reads first, to see whether anything changed).
 pub fn compile_read(read: ReadDir, limits: &Limits) -> Loaded {
+    compile_read_inner(read, limits, false)
+}
+
+/// [`compile_read`], with each located finding quoting its source line
+/// ([`Location::source`](crate::diag::Location::source)): what a reader that cannot open the
+/// files needs (the service's `/v1/rules`, the playground's banner).
+pub fn compile_read_quoting(read: ReadDir, limits: &Limits) -> Loaded {
+    compile_read_inner(read, limits, true)
+}
+
+fn compile_read_inner(read: ReadDir, limits: &Limits, quote: bool) -> Loaded {
     let version = read.version();
     let read_failed = read.diagnostics.iter().any(Diagnostic::is_error);
     let mut loaded = compile_texts(
@@ -92,6 +103,17 @@ pub fn compile_read(read: ReadDir, limits: &Limits) -> Loaded {
     diagnostics.append(&mut loaded.diagnostics);
     if diagnostics.iter().any(Diagnostic::is_error) {
         loaded.ruleset = None;
+    }
+    if quote {
+        for d in &mut diagnostics {
+            let Some(loc) = &mut d.location else { continue };
+            loc.source = read
+                .texts
+                .iter()
+                .find(|(path, _)| *path == loc.file)
+                .and_then(|(_, text)| text.lines().nth(loc.line.checked_sub(1)?))
+                .map(|line| line.trim_end_matches('\r').to_owned());
+        }
     }
     loaded.diagnostics = diagnostics;
     loaded.unusable |= read.unusable;

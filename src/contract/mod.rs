@@ -7,7 +7,10 @@ pub mod decision;
 pub mod model_spec;
 pub mod request;
 
-pub use decision::{Call, Decision, ModelCall, Outcome, ReceivedCall, Stage, TraceStep};
+pub use decision::{
+    Call, Decision, EffectKind, Fact, FactKind, Match, ModelCall, Outcome, ReceivedCall, Stage,
+    TraceStep,
+};
 pub use model_spec::{ModelSpec, SpecError};
 pub use request::{
     Attachment, GenerationMode, Message, OpenFile, ParseError, RecentCall, Request, RequestError,

@@ -3,13 +3,14 @@
 //! explanations are only built for rules that fired.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::Pending;
 use crate::compile::RuleSet;
 use crate::compile::ruleset::{Cond, SkillIs};
-use crate::contract::Request;
+use crate::contract::{Fact, FactKind, Match, Request};
 use crate::text::{self, Hit, Hits, Normalized};
 
 /// What conditions look at: the request, its message normalised once, and the skill as it is
@@ -30,33 +31,45 @@ pub(crate) struct Ctx<'a> {
     pub hits: Hits,
 }
 
-/// The explanation of a trace step: facts joined by `; `, built in one string.
+/// The explanation of a trace step: facts joined by `; `, built in one string, and the same
+/// as values (what matched where, and the other facts).
 #[derive(Debug)]
-pub(crate) struct Why(String);
+pub(crate) struct Why {
+    prose: String,
+    pub matches: Vec<Match>,
+    pub facts: Vec<Fact>,
+}
 
 impl Default for Why {
     /// Room for a usual explanation (60 to 200 bytes), which would otherwise grow by doubling
     /// from 8 bytes, copying itself each time.
     fn default() -> Self {
-        Self(String::with_capacity(192))
+        Self {
+            prose: String::with_capacity(192),
+            matches: Vec::new(),
+            facts: Vec::new(),
+        }
     }
 }
 
 impl Why {
     pub fn fact(&mut self, args: std::fmt::Arguments<'_>) {
-        if !self.0.is_empty() {
-            self.0.push_str("; ");
+        if !self.prose.is_empty() {
+            self.prose.push_str("; ");
         }
         // Writing into a String cannot fail.
-        let _ = self.0.write_fmt(args);
+        let _ = self.prose.write_fmt(args);
     }
 
-    pub fn text(&mut self, fact: &str) {
-        self.fact(format_args!("{fact}"));
+    /// A fact as prose and as a value.
+    fn typed(&mut self, fact: Fact, args: std::fmt::Arguments<'_>) {
+        self.facts.push(fact);
+        self.fact(args);
     }
 
-    pub fn into_string(self) -> String {
-        self.0
+    /// The prose, the matches and the facts.
+    pub fn into_parts(self) -> (String, Vec<Match>, Vec<Fact>) {
+        (self.prose, self.matches, self.facts)
     }
 }
 
@@ -119,10 +132,10 @@ impl Ctx<'_> {
                 }
             }
             Cond::Not(c) => self.explain(c, call, out),
-            Cond::LongerThan(n) | Cond::ShorterThan(n) => out.fact(format_args!(
-                "the message has {} characters (limit {n})",
-                self.chars
-            )),
+            Cond::LongerThan(n) | Cond::ShorterThan(n) => out.typed(
+                Fact::of(FactKind::Length).count(self.chars, Some(*n)),
+                format_args!("the message has {} characters (limit {n})", self.chars),
+            ),
             Cond::Mentions(l) => {
                 let list = &self.rs.lists[*l];
                 match (self.hits.get(*l), self.hits.negated(*l)) {
@@ -131,90 +144,201 @@ impl Ctx<'_> {
                         let (s, e) = self.norm.char_span(n.hit.start, n.hit.end);
                         let by = &self.rs.lists[n.by.list as usize];
                         let negation = &self.text[n.by.hit.start..n.by.hit.end];
-                        out.fact(format_args!(
-                            "nothing from '{}': '{}' at {s}..{e} is negated by '{negation}' ({})",
-                            list.id,
-                            &self.text[n.hit.start..n.hit.end],
-                            by.id
-                        ));
+                        out.typed(
+                            Fact::of(FactKind::Negated)
+                                .name(&*list.id)
+                                .value(self.original(s, e)),
+                            format_args!(
+                                "nothing from '{}': '{}' at {s}..{e} is negated by '{negation}' ({})",
+                                list.id,
+                                &self.text[n.hit.start..n.hit.end],
+                                by.id
+                            ),
+                        );
                     }
-                    (None, None) => out.fact(format_args!("nothing from '{}'", list.id)),
+                    (None, None) => out.typed(
+                        Fact::of(FactKind::NothingFrom).name(&*list.id),
+                        format_args!("nothing from '{}'", list.id),
+                    ),
                 }
             }
             Cond::SkillActive(_) => match self.skill {
-                Some(i) => out.fact(format_args!("skill '{}' is active", self.rs.skills[i].id)),
-                None => out.text("no skill is active"),
+                Some(i) => {
+                    let id = &self.rs.skills[i].id;
+                    out.typed(
+                        Fact::of(FactKind::SkillActive).name(&**id),
+                        format_args!("skill '{id}' is active"),
+                    )
+                }
+                None => out.typed(
+                    Fact::of(FactKind::NoSkill),
+                    format_args!("no skill is active"),
+                ),
             },
-            Cond::AssistantAsked(_) => out.text(if self.assistant_asked() {
-                "the assistant's last message asked a question"
-            } else {
-                "the assistant's last message was not a question"
-            }),
-            Cond::DraftShown(_) => out.fact(format_args!("draft shown: {}", self.req.draft_shown)),
-            Cond::GenerationMode(_) => match self.req.generation_mode {
-                Some(m) => out.fact(format_args!("generation mode '{}' is on", m.as_str())),
-                None => out.text("no generation mode"),
-            },
-            Cond::Attachment { kind, .. } if value => {
-                out.fact(format_args!("a {kind} is attached"))
+            Cond::AssistantAsked(_) => {
+                let asked = self.assistant_asked();
+                out.typed(
+                    Fact::of(FactKind::AssistantAsked).holds(asked),
+                    format_args!(
+                        "{}",
+                        if asked {
+                            "the assistant's last message asked a question"
+                        } else {
+                            "the assistant's last message was not a question"
+                        }
+                    ),
+                )
             }
-            Cond::Attachment { kind, .. } => out.fact(format_args!("no matching {kind} attached")),
+            Cond::DraftShown(_) => out.typed(
+                Fact::of(FactKind::DraftShown).holds(self.req.draft_shown),
+                format_args!("draft shown: {}", self.req.draft_shown),
+            ),
+            Cond::GenerationMode(_) => match self.req.generation_mode {
+                Some(m) => out.typed(
+                    Fact::of(FactKind::GenerationMode).name(m.as_str()),
+                    format_args!("generation mode '{}' is on", m.as_str()),
+                ),
+                None => out.typed(
+                    Fact::of(FactKind::NoGenerationMode),
+                    format_args!("no generation mode"),
+                ),
+            },
+            Cond::Attachment { kind, .. } => {
+                let fact = Fact::of(FactKind::Attachment)
+                    .name(kind.to_string())
+                    .holds(value);
+                if value {
+                    out.typed(fact, format_args!("a {kind} is attached"))
+                } else {
+                    out.typed(fact, format_args!("no matching {kind} attached"))
+                }
+            }
             Cond::UiMode(_) => match self.ui_mode() {
-                Some(m) => out.fact(format_args!("ui mode '{m}'")),
-                None => out.text("no ui mode"),
+                Some(m) => out.typed(
+                    Fact::of(FactKind::UiMode).name(m),
+                    format_args!("ui mode '{m}'"),
+                ),
+                None => out.typed(Fact::of(FactKind::NoUiMode), format_args!("no ui mode")),
             },
             Cond::FileOpen(_) => match self.open_file() {
-                Some(f) => out.fact(format_args!("file '{f}' is open")),
-                None => out.text("no file is open"),
+                Some(f) => out.typed(
+                    Fact::of(FactKind::FileOpen).name(f),
+                    format_args!("file '{f}' is open"),
+                ),
+                None => out.typed(
+                    Fact::of(FactKind::NoFileOpen),
+                    format_args!("no file is open"),
+                ),
             },
             Cond::OpenFileNamed(_) => match (self.open_file(), self.open_file_named()) {
                 (Some(f), Some((s, e))) => {
                     let (s, e) = self.norm.char_span(s, e);
-                    out.fact(format_args!("the open file '{f}' is named at {s}..{e}"))
+                    out.matches
+                        .push(Match::new("open_file".into(), f, s, e, self.original(s, e)));
+                    out.typed(
+                        Fact::of(FactKind::FileNamed).name(f).holds(true),
+                        format_args!("the open file '{f}' is named at {s}..{e}"),
+                    )
                 }
-                (Some(f), None) => out.fact(format_args!("the open file '{f}' is not named")),
-                (None, _) => out.text("no file is open"),
+                (Some(f), None) => out.typed(
+                    Fact::of(FactKind::FileNamed).name(f).holds(false),
+                    format_args!("the open file '{f}' is not named"),
+                ),
+                (None, _) => out.typed(
+                    Fact::of(FactKind::NoFileOpen),
+                    format_args!("no file is open"),
+                ),
             },
-            Cond::Integration(i) => out.fact(format_args!(
-                "integration '{i}' {}",
-                if value {
-                    "is connected"
-                } else {
-                    "is not connected"
-                }
-            )),
-            Cond::SearchToggle(_) => out.fact(format_args!(
-                "the search toggle is {}",
-                if self.req.web_search_toggle {
-                    "on"
-                } else {
-                    "off"
-                }
-            )),
+            Cond::Integration(i) => out.typed(
+                Fact::of(FactKind::Integration)
+                    .name(i.as_str())
+                    .holds(value),
+                format_args!(
+                    "integration '{i}' {}",
+                    if value {
+                        "is connected"
+                    } else {
+                        "is not connected"
+                    }
+                ),
+            ),
+            Cond::SearchToggle(_) => out.typed(
+                Fact::of(FactKind::SearchToggle).holds(self.req.web_search_toggle),
+                format_args!(
+                    "the search toggle is {}",
+                    if self.req.web_search_toggle {
+                        "on"
+                    } else {
+                        "off"
+                    }
+                ),
+            ),
             Cond::Argument { name, .. } => match argument(call, name) {
-                Some(v) => out.fact(format_args!("argument {name} = {v}")),
-                None => out.fact(format_args!("no argument {name}")),
+                Some(v) => out.typed(
+                    Fact::of(FactKind::Argument)
+                        .name(name.as_str())
+                        .value(v.to_string()),
+                    format_args!("argument {name} = {v}"),
+                ),
+                None => out.typed(
+                    Fact::of(FactKind::NoArgument).name(name.as_str()),
+                    format_args!("no argument {name}"),
+                ),
             },
             Cond::ArgumentInMessage(name) => match argument(call, name) {
-                Some(v) if value => out.fact(format_args!(
-                    "argument {name} = {v} is named in the message"
-                )),
-                Some(v) => out.fact(format_args!(
-                    "argument {name} = {v} is not named in the message"
-                )),
-                None => out.fact(format_args!("no argument {name}")),
+                Some(v) => {
+                    let fact = Fact::of(FactKind::ArgumentInMessage)
+                        .name(name.as_str())
+                        .value(v.to_string())
+                        .holds(value);
+                    if value {
+                        if let Some((s, e)) = self.argument_named(call, name) {
+                            let (s, e) = self.norm.char_span(s, e);
+                            let entry = v.as_str().unwrap_or_default();
+                            out.matches.push(Match::new(
+                                format!("argument {name}").into(),
+                                entry,
+                                s,
+                                e,
+                                self.original(s, e),
+                            ));
+                        }
+                        out.typed(
+                            fact,
+                            format_args!("argument {name} = {v} is named in the message"),
+                        )
+                    } else {
+                        out.typed(
+                            fact,
+                            format_args!("argument {name} = {v} is not named in the message"),
+                        )
+                    }
+                }
+                None => out.typed(
+                    Fact::of(FactKind::NoArgument).name(name.as_str()),
+                    format_args!("no argument {name}"),
+                ),
             },
-            Cond::RepeatsSuccessfulCall(_) => out.text(if self.repeats(call) {
-                "an identical call already succeeded in this chat"
-            } else {
-                "no identical successful call in this chat"
-            }),
+            Cond::RepeatsSuccessfulCall(_) => {
+                let repeats = self.repeats(call);
+                out.typed(
+                    Fact::of(FactKind::RepeatsCall).holds(repeats),
+                    format_args!(
+                        "{}",
+                        if repeats {
+                            "an identical call already succeeded in this chat"
+                        } else {
+                            "no identical successful call in this chat"
+                        }
+                    ),
+                )
+            }
             Cond::Invalid => {}
         }
     }
 
     /// `matched 'where to buy' (buying: 'where to b') at 0..12`.
-    pub fn describe_hit(&self, entries: &[String], list: &str, hit: Hit, out: &mut Why) {
+    pub fn describe_hit(&self, entries: &[String], list: &Arc<str>, hit: Hit, out: &mut Why) {
         let (s, e) = self.norm.char_span(hit.start, hit.end);
         let matched = &self.text[hit.start..hit.end];
         let entry = entries.get(hit.entry).map_or("", String::as_str);
@@ -232,6 +356,20 @@ impl Ctx<'_> {
         out.fact(format_args!(
             "matched '{matched}' ({list}: '{entry}'{typo}{read}) at {s}..{e}"
         ));
+        let mut m = Match::new(list.clone(), entry, s, e, self.original(s, e));
+        m.typo = hit.typo;
+        out.matches.push(m);
+    }
+
+    /// The characters `start..end` of the original message.
+    pub fn original(&self, start: usize, end: usize) -> String {
+        self.req
+            .user_message()
+            .unwrap_or_default()
+            .chars()
+            .skip(start)
+            .take(end.saturating_sub(start))
+            .collect()
     }
 
     /// Whether the assistant's last message ends with a question mark, after whatever people

@@ -3,7 +3,7 @@
 
 use super::Run;
 use super::eval::Why;
-use crate::contract::{Stage, TraceStep};
+use crate::contract::{EffectKind, Stage, TraceStep};
 
 impl Run<'_> {
     pub(super) fn guards(&mut self) {
@@ -25,12 +25,19 @@ impl Run<'_> {
                 Some(guard) => {
                     let mut why = Why::default();
                     self.cx.explain(&guard.drop_when, Some(&call), &mut why);
-                    self.trace.push(TraceStep::new(
-                        Stage::Guard,
-                        Some(guard.id.clone()),
-                        format!("dropped {}", rs.tools[call.tool].id),
-                        why.into_string(),
-                    ));
+                    let tool = &rs.tools[call.tool].id;
+                    let (why, matches, facts) = why.into_parts();
+                    self.trace.push(
+                        TraceStep::new(
+                            Stage::Guard,
+                            Some(guard.id.clone()),
+                            format!("dropped {tool}"),
+                            why,
+                        )
+                        .kind(EffectKind::Dropped)
+                        .subject(tool.clone())
+                        .explained(matches, facts),
+                    );
                 }
             }
         }

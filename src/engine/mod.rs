@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::compile::RuleSet;
 use crate::contract::{
-    Call, Decision, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
+    Call, Decision, EffectKind, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
 };
 use crate::model::Model;
 use crate::text::Normalized;
@@ -51,8 +51,9 @@ pub(crate) async fn decide_probed(
     decide_inner(rs, req, model, probe, None).await
 }
 
-/// [`decide`] as if the pre-rule, search rule or guard `rule` were not in the rules: what a
-/// replay asks to tell a rule that decided a message from one that agreed with the model.
+/// [`decide`] as if the pre-rule, search rule, guard or context rule `rule` were not in the
+/// rules: what a replay asks to tell a rule that decided a message from one that agreed with
+/// the model.
 pub async fn decide_without_rule(
     rs: &RuleSet,
     req: &Request,
@@ -76,7 +77,7 @@ async fn decide_inner(
     if !run.pre_rules() {
         match model {
             Some(model) => run.call_model(model).await,
-            None => run.note(Stage::Router, "not called", "model 'none': rules only"),
+            None => run.not_called(),
         }
     }
     Ok(run.finish())
@@ -87,7 +88,7 @@ pub fn decide_without_model(rs: &RuleSet, req: &Request) -> Result<Decision, Req
     let normalized = prepare(rs, req)?;
     let mut run = Run::new(rs, req, &normalized);
     if !run.pre_rules() {
-        run.note(Stage::Router, "not called", "model 'none': rules only");
+        run.not_called();
     }
     Ok(run.finish())
 }
@@ -118,12 +119,16 @@ impl<'a> Run<'a> {
         let skill = req.skill.as_deref().and_then(|id| {
             let found = rs.skill_ids.get(id).copied();
             if found.is_none() {
-                trace.push(TraceStep::new(
-                    Stage::Pre,
-                    None,
-                    "skill ignored",
-                    format!("the request's skill '{id}' is not in the rules"),
-                ));
+                trace.push(
+                    TraceStep::new(
+                        Stage::Pre,
+                        None,
+                        "skill ignored",
+                        format!("the request's skill '{id}' is not in the rules"),
+                    )
+                    .kind(EffectKind::SkillIgnored)
+                    .subject(id),
+                );
             }
             found
         });
@@ -152,8 +157,16 @@ impl<'a> Run<'a> {
         self.skip == Some(id)
     }
 
-    fn note(&mut self, stage: Stage, effect: &'static str, why: &'static str) {
-        self.trace.push(TraceStep::new(stage, None, effect, why));
+    fn not_called(&mut self) {
+        self.trace.push(
+            TraceStep::new(
+                Stage::Router,
+                None,
+                "not called",
+                "model 'none': rules only",
+            )
+            .kind(EffectKind::NotCalled),
+        );
     }
 
     fn finish(mut self) -> Decision {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::eval::Why;
 use super::{Pending, Run};
 use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
-use crate::contract::{Stage, TraceStep};
+use crate::contract::{EffectKind, Stage, TraceStep};
 
 impl Run<'_> {
     /// Returns whether a pre-rule settled the message.
@@ -23,14 +23,22 @@ impl Run<'_> {
         };
         let mut why = Why::default();
         self.cx.explain(&rule.when, None, &mut why);
-        let effect = match &rule.action {
+        let (effect, kind, subject) = match &rule.action {
             ActionDef::Skill(target) => {
                 if let Some(skill) = target {
                     self.cx.skill = Some(*skill);
                 }
                 match self.cx.skill {
-                    Some(s) => format!("settled: reply goes to skill {}", rs.skills[s].id),
-                    None => "settled: no skill is active".to_owned(),
+                    Some(s) => (
+                        format!("settled: reply goes to skill {}", rs.skills[s].id),
+                        EffectKind::SettledSkill,
+                        Some(rs.skills[s].id.clone()),
+                    ),
+                    None => (
+                        "settled: no skill is active".to_owned(),
+                        EffectKind::SettledSkill,
+                        None,
+                    ),
                 }
             }
             ActionDef::Calls(templates) => {
@@ -46,15 +54,20 @@ impl Run<'_> {
                     });
                 }
                 let names: Vec<&str> = templates.iter().map(|t| &*rs.tools[t.tool].id).collect();
-                format!("settled: call {}", names.join(", "))
+                let names = names.join(", ");
+                (
+                    format!("settled: call {names}"),
+                    EffectKind::SettledCalls,
+                    Some(names.into()),
+                )
             }
         };
-        self.trace.push(TraceStep::new(
-            Stage::Pre,
-            Some(rule.id.clone()),
-            effect,
-            why.into_string(),
-        ));
+        let (why, matches, facts) = why.into_parts();
+        let mut step = TraceStep::new(Stage::Pre, Some(rule.id.clone()), effect, why)
+            .kind(kind)
+            .explained(matches, facts);
+        step.subject = subject;
+        self.trace.push(step);
         true
     }
 

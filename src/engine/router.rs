@@ -4,10 +4,11 @@
 
 use serde_json::Value;
 
+use super::eval::Why;
 use super::{Pending, Run};
+use crate::contract::{EffectKind, Fact, FactKind, Match, Stage, TraceStep};
 use crate::contract::{ModelCall, ReceivedCall};
-use crate::contract::{Stage, TraceStep};
-use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
+use crate::model::{Model, ModelAnswer, ModelError, ModelNote, RouterInput};
 
 impl Run<'_> {
     /// Whether `tool` is offered and accepted in this request's context.
@@ -36,7 +37,7 @@ impl Run<'_> {
             .context
             .iter()
             .enumerate()
-            .filter(|(_, r)| self.cx.eval(&r.when, None))
+            .filter(|(_, r)| !self.skips(&r.id) && self.cx.eval(&r.when, None))
             .map(|(i, _)| i)
             .collect();
         let input = RouterInput {
@@ -70,30 +71,71 @@ impl Run<'_> {
         match answer {
             Ok(mut answer) => {
                 let names: Vec<&str> = answer.calls.iter().map(|c| c.tool.as_str()).collect();
-                let effect = if names.is_empty() {
-                    "no call".to_owned()
+                let names = names.join(", ");
+                let mut step = if names.is_empty() {
+                    TraceStep::new(Stage::Router, None, "no call", "").kind(EffectKind::NoCall)
                 } else {
-                    format!("proposed {}", names.join(", "))
+                    TraceStep::new(Stage::Router, None, format!("proposed {names}"), "")
+                        .kind(EffectKind::Proposed)
+                        .subject(names)
                 };
-                self.trace.push(TraceStep::new(
-                    Stage::Router,
-                    None,
-                    effect,
-                    format!("model '{}' was offered {offered} tools", model.name()),
-                ));
+                step.why = format!("model '{}' was offered {offered} tools", model.name()).into();
+                step.facts = vec![
+                    Fact::of(FactKind::Offered)
+                        .name(model.name())
+                        .count(offered, None),
+                ];
+                self.trace.push(step);
                 for note in std::mem::take(&mut answer.notes) {
-                    self.trace
-                        .push(TraceStep::new(Stage::Router, None, note.effect, note.why));
+                    let step = self.note_step(note);
+                    self.trace.push(step);
                 }
                 self.validate(answer);
             }
-            Err(e) => self.trace.push(TraceStep::new(
-                Stage::Router,
-                None,
-                format!("model error: {}", e.kind()),
-                format!("{e}; answering in plain chat"),
-            )),
+            Err(e) => self.trace.push(
+                TraceStep::new(
+                    Stage::Router,
+                    None,
+                    format!("model error: {}", e.kind()),
+                    format!("{e}; answering in plain chat"),
+                )
+                .kind(EffectKind::ModelError)
+                .subject(e.kind()),
+            ),
         }
+    }
+
+    /// A model's note as a trace step: a context rule's note gets what its condition matched;
+    /// a pattern's byte span in the normalised message becomes a match in the original.
+    fn note_step(&self, note: ModelNote) -> TraceStep {
+        let rs = self.cx.rs;
+        let mut step =
+            TraceStep::new(Stage::Router, note.rule.clone(), note.effect, note.why).kind(note.kind);
+        step.subject = note.subject;
+        step.facts = note.facts;
+        if note.kind == EffectKind::ContextRule
+            && let Some(rule) = note
+                .rule
+                .as_deref()
+                .and_then(|id| rs.router.embedded.context.iter().find(|r| &*r.id == id))
+        {
+            let mut why = Why::default();
+            self.cx.explain(&rule.when, None, &mut why);
+            let (prose, matches, facts) = why.into_parts();
+            step.why = prose.into();
+            step.matches = matches;
+            step.facts.extend(facts);
+        }
+        if let (Some((entry, start, end)), Some(list)) = (note.matched, note.rule)
+            && start <= end
+            && self.cx.text.is_char_boundary(start)
+            && self.cx.text.get(start..end).is_some()
+        {
+            let (s, e) = self.cx.norm.char_span(start, end);
+            step.matches
+                .push(Match::new(list, entry, s, e, self.cx.original(s, e)));
+        }
+        step
     }
 
     /// Accepts the answer whole or not at all: the calls are one task in order, so running
@@ -105,16 +147,23 @@ impl Run<'_> {
             Some((
                 "too_many_calls",
                 format!("{} calls; at most {max} are accepted", answer.calls.len()),
+                Fact::of(FactKind::CallCount).count(answer.calls.len(), Some(max)),
             ))
         } else {
             answer.calls.iter().find_map(|call| {
+                let fact = Fact::of(FactKind::Tool).name(call.tool.as_str());
                 let Some(&tool) = rs.tool_ids.get(&call.tool) else {
-                    return Some(("unknown_tool", format!("unknown tool '{}'", call.tool)));
+                    return Some((
+                        "unknown_tool",
+                        format!("unknown tool '{}'", call.tool),
+                        fact,
+                    ));
                 };
                 if !self.available(tool) {
                     return Some((
                         "unavailable_tool",
                         format!("tool '{}' is not available in this context", call.tool),
+                        fact,
                     ));
                 }
                 let def = &rs.tools[tool];
@@ -124,20 +173,25 @@ impl Run<'_> {
                     (
                         "invalid_arguments",
                         format!("arguments of '{}' fail its schema at {at}: {e}", call.tool),
+                        fact.value(at),
                     )
                 })
             })
         };
-        if let Some((kind, why)) = problem {
+        if let Some((kind, why, fact)) = problem {
             if let Some(call) = &mut self.model_call {
                 call.error = Some(kind);
             }
-            self.trace.push(TraceStep::new(
+            let mut step = TraceStep::new(
                 Stage::Validate,
                 None,
                 format!("discarded the model's answer: {kind}"),
                 why,
-            ));
+            )
+            .kind(EffectKind::Discarded)
+            .subject(kind);
+            step.facts.push(fact);
+            self.trace.push(step);
             return;
         }
         for call in answer.calls {
@@ -177,34 +231,44 @@ impl Run<'_> {
     fn switch_skill(&mut self, value: &str) {
         let rs = self.cx.rs;
         if value == rs.router.leave_skill_value {
-            let effect = match self.cx.skill.take() {
-                Some(s) => format!("left skill {}", rs.skills[s].id),
-                None => "no skill to leave".to_owned(),
+            let why = format!("the router chose '{value}'");
+            let step = match self.cx.skill.take() {
+                Some(s) => {
+                    let id = &rs.skills[s].id;
+                    TraceStep::new(Stage::Skill, None, format!("left skill {id}"), why)
+                        .kind(EffectKind::LeftSkill)
+                        .subject(id.clone())
+                }
+                None => TraceStep::new(Stage::Skill, None, "no skill to leave", why)
+                    .kind(EffectKind::NoSkillToLeave),
             };
-            self.trace.push(TraceStep::new(
-                Stage::Skill,
-                None,
-                effect,
-                format!("the router chose '{value}'"),
-            ));
+            self.trace.push(step);
             return;
         }
         match rs.skill_ids.get(value).copied() {
             Some(s) if rs.skills[s].auto => {
                 self.cx.skill = Some(s);
-                self.trace.push(TraceStep::new(
+                self.trace.push(
+                    TraceStep::new(
+                        Stage::Skill,
+                        None,
+                        format!("switched to skill {value}"),
+                        "the router chose it",
+                    )
+                    .kind(EffectKind::SwitchedSkill)
+                    .subject(value),
+                );
+            }
+            _ => self.trace.push(
+                TraceStep::new(
                     Stage::Skill,
                     None,
-                    format!("switched to skill {value}"),
-                    "the router chose it",
-                ));
-            }
-            _ => self.trace.push(TraceStep::new(
-                Stage::Skill,
-                None,
-                "skill not switched",
-                format!("'{value}' is not a skill the router may switch on"),
-            )),
+                    "skill not switched",
+                    format!("'{value}' is not a skill the router may switch on"),
+                )
+                .kind(EffectKind::NotSwitched)
+                .subject(value),
+            ),
         }
     }
 }

@@ -25,7 +25,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::compile::{RouterDef, RuleSet, SkillDef, ToolDef};
-use crate::contract::{Message, Ui};
+use std::sync::Arc;
+
+use crate::contract::{EffectKind, Fact, Message, Ui};
 
 pub use crate::contract::ModelSpec;
 
@@ -129,13 +131,66 @@ pub struct ModelAnswer {
     pub notes: Vec<ModelNote>,
 }
 
-/// One line a model adds to the decision's trace.
+/// One line a model adds to the decision's trace: prose, and the same as values (see
+/// [`crate::contract::TraceStep`]).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ModelNote {
     /// What it did.
     pub effect: String,
     /// Why.
     pub why: String,
+    /// What it did, as a value.
+    pub kind: EffectKind,
+    /// The rule of the router's own (a context rule, a frame) that did it. For a context rule
+    /// the engine adds what its condition matched.
+    pub rule: Option<Arc<str>>,
+    /// What it is about (see [`EffectKind`]).
+    pub subject: Option<Arc<str>>,
+    /// The facts of `why`, as values.
+    pub facts: Vec<Fact>,
+    /// What a pattern matched: the pattern, and the byte span in the normalised message
+    /// ([`RouterInput::normalized_message`]); the engine turns it into a match in the original.
+    pub matched: Option<(String, usize, usize)>,
+}
+
+impl ModelNote {
+    /// A note of kind [`EffectKind::Note`] with nothing but prose.
+    pub fn new(effect: impl Into<String>, why: impl Into<String>) -> Self {
+        Self {
+            effect: effect.into(),
+            why: why.into(),
+            kind: EffectKind::Note,
+            rule: None,
+            subject: None,
+            facts: Vec::new(),
+            matched: None,
+        }
+    }
+
+    /// With `kind`.
+    pub fn kind(mut self, kind: EffectKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// With `rule`.
+    pub fn rule(mut self, rule: impl Into<Arc<str>>) -> Self {
+        self.rule = Some(rule.into());
+        self
+    }
+
+    /// With `subject`.
+    pub fn subject(mut self, subject: impl Into<Arc<str>>) -> Self {
+        self.subject = Some(subject.into());
+        self
+    }
+
+    /// With one more fact.
+    pub fn fact(mut self, fact: Fact) -> Self {
+        self.facts.push(fact);
+        self
+    }
 }
 
 /// Why the model gave no usable answer. Every one of these ends in a plain chat answer, with

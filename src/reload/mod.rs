@@ -73,19 +73,44 @@ pub struct PendingRemoval {
     pub applies_in_ms: u64,
 }
 
+/// What one reload attempt came to: one value, of which `ok`, `changed` and `unchanged` are
+/// views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReloadStatus {
+    /// A new ruleset was built and swapped in (`changed`).
+    Applied,
+    /// The files are valid and give the version already serving: nothing to swap (a broken
+    /// save put back as it was, say).
+    Current,
+    /// The files are byte for byte what the last attempt read: nothing was compiled, the
+    /// standing verdict (`ok`, `diagnostics`) holds (`unchanged`).
+    Unchanged,
+    /// The files have errors (`diagnostics`); the last good ruleset keeps serving (`ok` false).
+    Refused,
+    /// The files remove rule files: nothing applies until the directory is quiet
+    /// (`pending_removal`).
+    PendingRemoval,
+    /// The attempt itself failed (an internal error); the ruleset serving is kept.
+    Failed,
+}
+
 /// The result of one reload attempt.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ReloadReport {
     /// What started it.
     pub trigger: Trigger,
+    /// What it came to; the three booleans below follow from it.
+    pub status: ReloadStatus,
     /// Whether the files (still) give a valid ruleset. An unchanged directory keeps the
     /// verdict it had.
     pub ok: bool,
-    /// Whether a new ruleset was swapped in.
+    /// Whether a new ruleset was swapped in (`status` is `applied`).
     pub changed: bool,
-    /// The files are byte for byte what the last attempt read: nothing was compiled, and the
-    /// attempt is neither logged nor counted again.
+    /// The files are byte for byte what the last attempt read (`status` is `unchanged`):
+    /// nothing was compiled, and the attempt is neither logged nor counted again.
     pub unchanged: bool,
     /// The version serving after the attempt.
     pub version: Option<String>,
@@ -351,6 +376,7 @@ impl LiveRules {
             let (ok, diagnostics) = standing();
             let report = ReloadReport {
                 trigger,
+                status: ReloadStatus::Unchanged,
                 ok,
                 changed: false,
                 unchanged: true,
@@ -390,6 +416,7 @@ impl LiveRules {
                 .unwrap_or_default();
             let report = ReloadReport {
                 trigger,
+                status: ReloadStatus::PendingRemoval,
                 ok,
                 changed: false,
                 unchanged: false,
@@ -412,7 +439,7 @@ impl LiveRules {
             return report;
         }
         state.last_digest = Some(read.digest);
-        let mut loaded = compile::compile_read(read, &self.limits);
+        let mut loaded = compile::compile_read_quoting(read, &self.limits);
         if let (Some(rs), Some(accept)) = (&loaded.ruleset, &self.accept) {
             let refused = accept(rs);
             if refused.iter().any(Diagnostic::is_error) {
@@ -441,6 +468,11 @@ impl LiveRules {
         state.verdict = Some((ok, loaded.diagnostics.clone()));
         let report = ReloadReport {
             trigger,
+            status: match (ok, changed) {
+                (true, true) => ReloadStatus::Applied,
+                (true, false) => ReloadStatus::Current,
+                (false, _) => ReloadStatus::Refused,
+            },
             ok,
             changed,
             unchanged: false,
@@ -595,6 +627,37 @@ guards:
         std::fs::write(dir.path().join("main.yaml"), MAIN).expect("write");
         std::fs::write(dir.path().join("guards.yaml"), GUARDS).expect("write");
         dir
+    }
+
+    #[test]
+    fn each_attempt_says_what_it_came_to_in_one_status() {
+        let dir = dir_with_guards();
+        let (live, report) = LiveRules::load(dir.path());
+        assert_eq!(report.status, ReloadStatus::Applied);
+        let serving = report.version.clone();
+        let guards = dir.path().join("guards.yaml");
+        std::fs::write(&guards, "guards: [\n").expect("break");
+        let r = live.reload(Trigger::Watch);
+        assert_eq!(r.status, ReloadStatus::Refused);
+        assert!(!r.ok && !r.changed && !r.unchanged, "{r:?}");
+        // The refused line is quoted for a reader that cannot open the file.
+        let at = r
+            .diagnostics
+            .iter()
+            .find_map(|d| d.location.clone())
+            .expect("located");
+        assert_eq!(at.source.as_deref(), Some("guards: ["));
+        let r = live.reload(Trigger::Api);
+        assert_eq!(r.status, ReloadStatus::Unchanged);
+        assert!(r.unchanged && !r.ok, "{r:?}");
+        // Put back as it was: valid, the version already serving, nothing to swap.
+        std::fs::write(&guards, GUARDS).expect("fix");
+        let r = live.reload(Trigger::Watch);
+        assert_eq!(r.status, ReloadStatus::Current);
+        assert!(r.ok && !r.changed && !r.unchanged, "{r:?}");
+        assert_eq!(r.version, serving);
+        let json = serde_json::to_value(&r).expect("JSON");
+        assert_eq!(json["status"], "current");
     }
 
     #[test]

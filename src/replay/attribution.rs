@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::{Line, decide_line, differ};
 use crate::compile::RuleSet;
-use crate::contract::{Decision, Stage};
+use crate::contract::{Decision, EffectKind, Stage};
 use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
 
 /// What one rule did on a replay.
@@ -63,7 +63,14 @@ pub async fn attribute(
     let mut out: BTreeMap<String, RuleEffect> = BTreeMap::new();
     for (line, d) in lines.iter().zip(decisions) {
         let Some(d) = d else { continue };
-        let mut rules: Vec<&str> = d.trace.iter().filter_map(|s| s.rule.as_deref()).collect();
+        // A frame of the embedded router is applied inside the model, which a replay cannot
+        // leave it out of: it is not attributed.
+        let mut rules: Vec<&str> = d
+            .trace
+            .iter()
+            .filter(|s| !matches!(s.kind, EffectKind::FrameRequest | EffectKind::FrameQuestion))
+            .filter_map(|s| s.rule.as_deref())
+            .collect();
         rules.sort_unstable();
         rules.dedup();
         for &rule in &rules {

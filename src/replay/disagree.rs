@@ -102,6 +102,9 @@ pub struct Example {
     pub decision: String,
     /// The whole request.
     pub request: crate::contract::Request,
+    /// The router's answer it was decided with, as a test case's `model:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelScript>,
 }
 
 /// The lines of one kind that share a key.
@@ -244,6 +247,7 @@ pub fn report(lines: &[Line], found: &[Found], kinds: &[Kind], examples: usize) 
                     context: context::shown(line),
                     decision: label(&f.decision),
                     request: line.request.clone(),
+                    model: f.model.clone(),
                 });
             }
         }

@@ -219,6 +219,26 @@ fn scrub_decision(decision: &mut Value, mode: LogMessages) {
             if step.get("stage") == Some(&router) {
                 step.remove("effect");
             }
+            // The typed trace quotes the message too: what matched, and the facts that carry
+            // a value of the request (an argument, a negated word, a file's name).
+            if let Some(matches) = step.get_mut("matches").and_then(Value::as_array_mut) {
+                for m in matches {
+                    scrub_text(&mut m["text"], mode);
+                }
+            }
+            if let Some(facts) = step.get_mut("facts").and_then(Value::as_array_mut) {
+                for f in facts {
+                    let kind = f.get("kind").and_then(Value::as_str).unwrap_or_default();
+                    let field = match kind {
+                        "negated" | "argument" | "argument_in_message" | "filled_value" => "value",
+                        "file_open" | "file_named" => "name",
+                        _ => continue,
+                    };
+                    if let Some(v) = f.get_mut(field) {
+                        scrub_text(v, mode);
+                    }
+                }
+            }
         }
     }
 }

@@ -474,6 +474,7 @@ pub async fn reload_now(state: &AppState, trigger: Trigger) -> crate::reload::Re
             tracing::error!(error = %e, "reload task failed");
             return crate::reload::ReloadReport {
                 trigger,
+                status: crate::reload::ReloadStatus::Failed,
                 ok: false,
                 changed: false,
                 unchanged: false,

@@ -71,6 +71,9 @@ impl TryRequest {
 #[allow(dead_code)]
 struct TryAnswer {
     decision: Decision,
+    /// The router's answer the decision was made with, as a test case's `model:` (the scripted
+    /// one, or what the service's model answered); null when the model was not asked.
+    model: Option<ModelScript>,
 }
 
 /// The document for the default limits, with the bearer scheme on the protected endpoints as
@@ -279,7 +282,7 @@ fn build(max_message_chars: usize, token: bool) -> Value {
                 "security": security,
             }},
             "/v1/rules": {"get": {
-                "summary": "The ruleset serving, its files, the last reload and the watcher",
+                "summary": "The ruleset serving, its files, the last reload (its `status`: applied, current, unchanged, refused, pending_removal or failed; each located diagnostic quotes its source line) and the watcher",
                 "operationId": "rulesStatus",
                 "responses": answers(("200", ok_json("the status", None)), &[], false),
                 "security": security,
@@ -297,7 +300,7 @@ fn build(max_message_chars: usize, token: bool) -> Value {
                 "security": security,
             }},
             "/v1/replay/last": {"get": {
-                "summary": "What the last save changed on the corpus (serve --corpus)",
+                "summary": "What the last save changed on the corpus (serve --corpus): the diff, the rule counts before and after, and where the rules and the model disagree",
                 "operationId": "replayLast",
                 "responses": answers(
                     ("200", ok_json("the replay", None)),

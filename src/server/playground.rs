@@ -82,7 +82,12 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
     if let Err(resp) = super::check_request(&state, &req, "request.") {
         return resp;
     }
-    let wrap = |d: Decision| Json(json!({ "decision": d })).into_response();
+    // With the router's answer as a test case's `model:` (none: the model was not asked), so
+    // that a copied case replays what the page showed.
+    let wrap = |d: Decision| {
+        let model = replay::log::recorded_script(&d);
+        Json(json!({ "decision": d, "model": model })).into_response()
+    };
     match &parsed.model {
         Some(script) => match ScriptedModel::from_script(Some(script)) {
             Ok(model) => {
@@ -93,6 +98,9 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
         None => super::decide_and_answer(&state, req, origin, None, "request.", wrap).await,
     }
 }
+
+/// Examples the page shows per group of disagreements.
+const DISAGREEMENT_EXAMPLES: usize = 5;
 
 /// A rules version and the decisions it gave on the corpus.
 type Replayed = (Arc<str>, Vec<Option<Decision>>);
@@ -140,16 +148,26 @@ impl Corpus {
             .map(|m| &**m);
         let decisions = replay::run(rs, &self.lines, local, |_| {}).await;
         let summary = replay::summarize(&self.lines, &decisions);
+        // Where the rules and the model disagree on the corpus, as `turnout replay
+        // --disagreements` reports it, with the answer each example was decided with.
+        let found = replay::disagree::find(rs, &self.lines, &decisions, local).await;
+        let disagreements = replay::disagree::report(
+            &self.lines,
+            &found,
+            &replay::disagree::Kind::ALL,
+            DISAGREEMENT_EXAMPLES,
+        );
         let previous = {
             let mut slot = self.previous.lock().unwrap_or_else(|p| p.into_inner());
             slot.replace((rs.version.clone(), decisions.clone()))
         };
-        let (from_version, diff) = match &previous {
+        let (from_version, diff, before) = match &previous {
             Some((v, old)) if **v != *rs.version => (
                 Some(v.to_string()),
                 Some(replay::diff(&self.lines, old, &decisions)),
+                Some(replay::summarize(&self.lines, old)),
             ),
-            _ => (None, None),
+            _ => (None, None, None),
         };
         let report = json!({
             "from_version": from_version,
@@ -161,6 +179,9 @@ impl Corpus {
             "model": local.map_or("none", |m| m.name()),
             "diff": diff,
             "summary": summary,
+            // The previous version's summary: the page's chart shows before → after.
+            "summary_before": before,
+            "disagreements": disagreements,
         });
         self.last.store(Some(Arc::new(report)));
     }

@@ -58,6 +58,10 @@ pub struct Difference {
     pub shadow_label: String,
     /// The whole request.
     pub request: Request,
+    /// The router's answer both decisions were made with, as a test case's `model:` (none:
+    /// rules only, the model was not called).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::rules::testcase::ModelScript>,
     /// The decision that was answered (its `rules_version` is the live one).
     pub live: Decision,
     /// The decision of the shadow rules (its `rules_version` is the shadow's).
@@ -224,6 +228,7 @@ fn run(shared: &Shared, rx: &Receiver<Job>) {
             live_label: replay::label(&job.decision),
             shadow_label: replay::label(&shadow),
             request: line.request,
+            model: line.model,
             live: job.decision,
             shadow,
         };

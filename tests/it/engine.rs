@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use turnout::compile::{Loaded, RuleSet, load_texts};
-use turnout::contract::{Decision, Outcome, Request, Stage};
+use turnout::contract::{Decision, EffectKind, FactKind, Outcome, Request, Stage};
 use turnout::engine;
 use turnout::model::scripted::ScriptedModel;
 use turnout::model::{Model, ModelAnswer, ModelError, RawCall, RouterInput};
@@ -556,4 +556,103 @@ fn a_message_typed_in_another_script_reaches_the_lists_through_the_table() {
     // Mostly in the lists' script: the Latin word stays Latin.
     let d = engine::decide_without_model(&rs, &user("πόσο κοστίζει prike")).expect("routable");
     assert!(!d.web_search, "{:?}", d.trace);
+}
+
+#[tokio::test]
+async fn a_guard_step_is_typed_with_its_rule_subject_and_match_in_the_original() {
+    let rs = ruleset();
+    // Normalisation drops the emoji and folds the case: the match's span and text are the
+    // user's, not the normalised message's.
+    let message = "🙂 So, WHERE TO BUY boots?";
+    let m = calls(&[("shop", json!({"query": "boots"}))]);
+    let d = decide(&rs, &user(message), &m).await;
+    let step = d
+        .trace
+        .iter()
+        .find(|s| s.stage == Stage::Guard)
+        .expect("a guard step");
+    assert_eq!(step.rule.as_deref(), Some("shop-info-question"));
+    assert_eq!(step.kind, EffectKind::Dropped);
+    assert_eq!(step.subject.as_deref(), Some("shop"));
+    let [hit] = &step.matches[..] else {
+        panic!("one match: {:?}", step.matches)
+    };
+    assert_eq!(&*hit.list, "where_to_buy");
+    assert_eq!(hit.entry, "where to buy");
+    let chars: Vec<char> = message.chars().collect();
+    let at: String = chars[hit.start..hit.end].iter().collect();
+    assert_eq!(at, "WHERE TO BUY");
+    assert_eq!(hit.text, "WHERE TO BUY");
+    // The prose stays, for the command line.
+    assert!(step.effect.contains("dropped shop"), "{step:?}");
+    assert!(step.why.contains("matched"), "{step:?}");
+}
+
+#[tokio::test]
+async fn the_search_phrase_is_recorded_when_the_model_asked_for_search_itself() {
+    let rs = ruleset();
+    let m = calls(&[("search", json!({}))]);
+    let d = decide(&rs, &user("how much is a ticket"), &m).await;
+    assert!(d.web_search);
+    let step = d
+        .trace
+        .iter()
+        .find(|s| s.stage == Stage::Search)
+        .expect("a search step");
+    // The model decided: no rule in `rule` (replay counts the rule as agreeing), but the rule
+    // that also holds and what it matched are there.
+    assert_eq!(step.rule, None);
+    assert_eq!(step.kind, EffectKind::SearchAsked);
+    assert_eq!(step.subject.as_deref(), Some("price-patterns"));
+    assert_eq!(
+        step.matches
+            .iter()
+            .map(|m| (&*m.list, m.start, m.end, m.text.as_str()))
+            .collect::<Vec<_>>(),
+        [("pricing", 0, 8, "how much")]
+    );
+    // Without the model's call, the rule decides, and says so in `rule`.
+    let d = decide(&rs, &user("how much is a ticket"), &calls(&[])).await;
+    let step = d
+        .trace
+        .iter()
+        .find(|s| s.stage == Stage::Search)
+        .expect("a search step");
+    assert_eq!(step.rule.as_deref(), Some("price-patterns"));
+    assert_eq!(step.kind, EffectKind::SearchOn);
+}
+
+#[tokio::test]
+async fn every_step_has_a_kind_and_facts_say_what_the_prose_says() {
+    let rs = ruleset();
+    let r = req(json!({
+        "messages": [
+            {"role": "assistant", "content": "How old is the child?"},
+            {"role": "user", "content": "three"}
+        ],
+        "skill": "coach"
+    }));
+    let d = decide(&rs, &r, &calls(&[])).await;
+    let step = &d.trace[0];
+    assert_eq!(step.rule.as_deref(), Some("interview-continues"));
+    assert_eq!(step.kind, EffectKind::SettledSkill);
+    assert_eq!(step.subject.as_deref(), Some("coach"));
+    let kinds: Vec<FactKind> = step.facts.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            FactKind::SkillActive,
+            FactKind::AssistantAsked,
+            FactKind::Length,
+            FactKind::NothingFrom
+        ]
+    );
+    assert_eq!(step.facts[2].count, Some(5));
+    assert_eq!(step.facts[2].limit, Some(40));
+    let json = serde_json::to_value(step).expect("JSON");
+    assert_eq!(json["kind"], "settled_skill");
+    assert_eq!(
+        json["facts"][0],
+        json!({"kind": "skill_active", "name": "coach"})
+    );
 }

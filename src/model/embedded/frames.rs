@@ -5,6 +5,7 @@
 //! a language.
 
 use crate::compile::FrameDef;
+use crate::contract::EffectKind;
 use crate::model::ModelNote;
 use crate::rules::FrameKind;
 
@@ -28,9 +29,9 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
     for f in frames {
         // A group named `frame` is the part taken out (the rest of the match only has to be
         // there, e.g. the verb after «could you»); otherwise the whole match.
-        let Some(m) = f.patterns.iter().find_map(|p| {
+        let Some((m, entry)) = f.patterns.iter().find_map(|p| {
             let c = p.captures(normalized)?;
-            c.name("frame").or_else(|| c.get(0))
+            Some((c.name("frame").or_else(|| c.get(0))?, p.as_str().to_owned()))
         }) else {
             continue;
         };
@@ -43,10 +44,12 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 if out.start == 0 && m.start() == 0 && m.end() < normalized.len() =>
             {
                 out.start = m.end();
-                out.notes.push(ModelNote {
-                    effect: format!("frame {} reads the rest as a request", f.id),
-                    why,
-                });
+                let mut note =
+                    ModelNote::new(format!("frame {} reads the rest as a request", f.id), why)
+                        .kind(EffectKind::FrameRequest)
+                        .rule(f.id.clone());
+                note.matched = Some((entry, m.start(), m.end()));
+                out.notes.push(note);
             }
             FrameKind::Request => {}
             FrameKind::Question => {
@@ -54,13 +57,17 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 if f.also_skills {
                     out.boost_skills += f.boost_chat;
                 }
-                out.notes.push(ModelNote {
-                    effect: format!(
+                let mut note = ModelNote::new(
+                    format!(
                         "frame {} leans to no tool (+{:.1}): a question about the topic",
                         f.id, f.boost_chat
                     ),
                     why,
-                });
+                )
+                .kind(EffectKind::FrameQuestion)
+                .rule(f.id.clone());
+                note.matched = Some((entry, m.start(), m.end()));
+                out.notes.push(note);
             }
         }
     }

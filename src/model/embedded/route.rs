@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{Index, Ranking, Target};
 use crate::compile::extract::{ExtractInput, fill_arguments, original_slice};
+use crate::contract::{EffectKind, Fact, FactKind};
 use crate::model::{ModelAnswer, ModelNote, RawCall, RouterInput};
 
 /// The embedded router's answer for this input.
@@ -24,10 +25,14 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         .iter()
         .filter_map(|&r| input.router.embedded.context.get(r))
     {
-        notes.push(ModelNote {
-            effect: format!("context rule {} applies", rule.id),
-            why: "its condition holds for this request".into(),
-        });
+        notes.push(
+            ModelNote::new(
+                format!("context rule {} applies", rule.id),
+                "its condition holds for this request",
+            )
+            .kind(EffectKind::ContextRule)
+            .rule(rule.id.clone()),
+        );
     }
     let plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
         let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
@@ -80,10 +85,12 @@ fn call_for(
                     .get(&name)
                     .map(Value::to_string)
                     .unwrap_or_default();
-                notes.push(ModelNote {
-                    effect: format!("filled {id}.{name} = {value}"),
-                    why,
-                });
+                notes.push(
+                    ModelNote::new(format!("filled {id}.{name} = {value}"), why)
+                        .kind(EffectKind::Filled)
+                        .subject(format!("{id}.{name}"))
+                        .fact(Fact::of(FactKind::FilledValue).value(value)),
+                );
             }
             Some(RawCall {
                 tool: tool.id.to_string(),
@@ -165,7 +172,20 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         Some(text) => format!("embedded chose {chose} for the part '{text}'"),
         None => format!("embedded chose {chose}"),
     };
+    let mut facts = Vec::new();
+    if let Some((t, p)) = &ranking.best {
+        facts.push(
+            Fact::of(FactKind::Best)
+                .name(code(t))
+                .value(format!("{p:.2}")),
+        );
+    }
     let why = if let Some((partner, p)) = &ranking.torn {
+        facts.push(
+            Fact::of(FactKind::Confusable)
+                .name(code(partner))
+                .value(format!("{p:.2}")),
+        );
         format!(
             "best {best} and {} (p={p:.2}) are a confusable pair (router.embedded.confusable): no tool, the answer asks back",
             name(partner)
@@ -177,9 +197,31 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
     {
         format!("best {best}, runner-up {runner_up}")
     } else {
+        facts.push(Fact::of(FactKind::NotSure));
         format!("best {best} was not sure enough (threshold, margin), runner-up {runner_up}")
     };
-    ModelNote { effect, why }
+    if let Some((t, p)) = &ranking.runner_up {
+        facts.push(
+            Fact::of(FactKind::RunnerUp)
+                .name(code(t))
+                .value(format!("{p:.2}")),
+        );
+    }
+    let mut note = ModelNote::new(effect, why)
+        .kind(EffectKind::Chose)
+        .subject(code(&ranking.chosen));
+    note.facts = facts;
+    note
+}
+
+/// A class as a value: `tool:ID`, `skill:ID`, `leave` or `chat`.
+fn code(t: &Target) -> String {
+    match t {
+        Target::Tool(id) => format!("tool:{id}"),
+        Target::Skill(id) => format!("skill:{id}"),
+        Target::Leave => "leave".into(),
+        Target::Chat => "chat".into(),
+    }
 }
 
 #[cfg(test)]
