@@ -114,13 +114,10 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
                 continue;
             }
         };
-        let file: TestFile = match serde_json::from_value(value) {
+        let file: TestFile = match serde_path_to_error::deserialize(value) {
             Ok(f) => f,
             Err(e) => {
-                diagnostics.push(
-                    Diagnostic::error("invalid", format!("not a test file: {e}"))
-                        .at(Some(source::locate(path, &spans, ""))),
-                );
+                diagnostics.push(crate::compile::not_the_format(path, &text, &spans, &e));
                 not_run += cases_in(&text);
                 continue;
             }

@@ -158,8 +158,9 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
     )
 }
 
-/// A value the schema let through but the rule types refuse, located at the value.
-fn not_the_format(
+/// A value the schema let through but the rule types refuse, located at the value (rule files
+/// and test files alike).
+pub(crate) fn not_the_format(
     path: &Path,
     text: &str,
     spans: &SpanMap,
@@ -205,7 +206,7 @@ fn not_the_format(
         }
         _ => Diagnostic::error(
             "invalid",
-            format!("the file does not match the rule format: {inner}"),
+            format!("this value does not fit the file's format: {inner}"),
         )
         .at(Some(at)),
     }

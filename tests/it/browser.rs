@@ -6,31 +6,16 @@
 //!
 //! `.ci/run` installs the browser. Where none is installed the test fails under CI (`CI` set),
 //! and elsewhere says loudly that it skipped. Every wait polls; none sleeps a fixed time.
+use crate::common::free_port;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use super::common::{Kill, Served};
-
-fn find(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    names.iter().find_map(|name| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+use super::common::{Kill, Served, cannot_run, find, tool_or_skip};
 
 fn copy_rules(to: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
@@ -220,19 +205,20 @@ async fn check_trace(client: &Client, message: &str, trace: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_and_fixed_saves() {
-    let (Some(driver), Some(_browser)) = (
-        find(&["chromedriver"]),
-        find(&["chromium", "chromium-browser", "google-chrome"]),
-    ) else {
-        let why = "no chromium/chromedriver on PATH. `.ci/run` installs them \
-                   (apt-get install chromium chromium-driver)";
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the browser test cannot run under CI: {why}"
-        );
-        eprintln!("\n*** SKIPPED the browser test: {why}. ***\n");
+    let install = "apt-get install chromium chromium-driver; `.ci/run` does";
+    let Some(driver) = tool_or_skip("chromedriver", "the browser test", install) else {
         return;
     };
+    if !["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|b| find(b).is_some())
+    {
+        cannot_run(
+            "the browser test",
+            &format!("no chromium on PATH ({install})"),
+        );
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     copy_rules(dir.path());
     // Shadow rules: the shipped pack and a pre-rule that sends phones to the shop.

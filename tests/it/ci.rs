@@ -2,14 +2,11 @@
 //! temporary git repository gets the shipped rules, a corpus and `schemas/` as the recipe's
 //! README says; a pull request branch edits a phrase; then the workflow's own `run:` scripts
 //! run, with the turnout under test on PATH in place of the installed release.
+use crate::common::root;
 
 use crate::common::{copy_dir, turnout_on_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn workflow(name: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(root().join("examples/ci").join(name)).expect("workflow");

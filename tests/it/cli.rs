@@ -1,14 +1,11 @@
 //! The `turnout` binary as a user runs it: the shipped rule pack, its test cases, and what a
 //! product manager sees when a rule file is broken.
 
+use crate::common::root;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// turnout with `args`, started in the repository, every stream piped.
 fn spawn(args: &[&str]) -> Child {

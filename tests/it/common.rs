@@ -228,3 +228,16 @@ pub fn cannot_run(what: &str, why: &str) {
     );
     eprintln!("\n*** SKIPPED {what}: {why}. ***\n");
 }
+
+/// The repository's root: the shipped rules, examples and docs are read from here.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A port nobody listens on now (the OS picks it; the listener is closed at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}

@@ -12,6 +12,7 @@
 //!
 //! `.ci/run` installs nginx, hadolint and kubernetes-validate; where a tool is missing, its part
 //! says so loudly and is skipped, as the browser test does.
+use crate::common::free_port;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -582,13 +583,6 @@ struct Nginx {
     addr: String,
     dir: tempfile::TempDir,
     child: Kill,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 impl Nginx {

@@ -1,13 +1,10 @@
 //! The documentation as a reader meets it: the Russian guide's commands run as written, the
 //! README stays short, and every link between the pages leads somewhere.
 
+use crate::common::root;
 use crate::common::{copy_dir, turnout_on_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A fenced block of a Markdown page, with the `<!-- проверка: … -->` note just before it.
 struct Block {

@@ -2,6 +2,7 @@
 //! with valid arguments, every tool of the pack reachable, arguments filled by the YAML's
 //! `extract` (and said so in the trace), context, two calls, and training done at reload —
 //! never inside a request's timeout.
+use crate::common::root;
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +13,6 @@ use turnout::model::Model;
 use turnout::model::embedded::EmbeddedModel;
 
 use crate::common::{Served, diagnostic};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn pack() -> RuleSet {
     turnout::compile::load_dir(&root().join("rules"))

@@ -2,6 +2,7 @@
 //! requests go through the same code the service runs. None may panic, and none may take more
 //! than two seconds (a hang in a reload or a request is an outage nobody notices until it is
 //! one). The seed is fixed, so a failure reproduces; `TURNOUT_FUZZ_SEED` tries another.
+use crate::common::root;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -14,10 +15,6 @@ use turnout::model::RawCall;
 use turnout::model::scripted::ScriptedModel;
 
 const LIMIT: Duration = Duration::from_secs(2);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// xorshift64*: small, seeded, the same everywhere.
 struct Rng(u64);

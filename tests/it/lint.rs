@@ -1,6 +1,7 @@
 //! `turnout lint` as CI runs it: over the deliberately broken rule directories in `tests/lint/`
 //! (one per check, each with an `expected` file listing exactly the findings it must give) and
 //! over the shipped pack, in every output format.
+use crate::common::root;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -9,10 +10,6 @@ use std::time::{Duration, Instant};
 
 #[path = "../../benches/genpack/mod.rs"]
 mod genpack;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn turnout(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_turnout"))

@@ -1,13 +1,10 @@
 //! Router model backends as a user meets them: the HTTP backends against a real local server
 //! (the exact request sent, every failure kind ending in a plain chat answer, the timeout), the
 //! embedded router measured on a held-back evaluation set, and `--model` on the command line.
+use crate::common::root;
 
 use turnout::RuleSet;
 use turnout::model::embedded::{Classifier, Training};
-
-fn root() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn pack() -> RuleSet {
     turnout::compile::load_dir(&root().join("rules"))

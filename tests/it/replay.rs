@@ -1,17 +1,14 @@
 //! `turnout replay` on the shipped corpus: what the rules do to it, and exactly what one edit of
 //! a guard changes.
 
-use std::path::{Path, PathBuf};
+use crate::common::root;
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 use turnout::contract::Request;
 use turnout::engine;
 use turnout::model::scripted::ScriptedModel;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn replay(args: &[&str]) -> (Option<i32>, Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_turnout"))
