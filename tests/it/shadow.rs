@@ -210,3 +210,81 @@ fn a_broken_shadow_edit_is_refused_and_shown_while_the_live_rules_answer_as_befo
     assert_eq!(plain.get("/v1/shadow").0, 404);
     assert_eq!(get_json(&plain, "/v1/rules")["shadow"], Value::Null);
 }
+
+/// A shadow slower than the traffic drops and counts, and no request waits for it: four
+/// clients send long messages (a decision of one costs far more than its HTTP exchange) to two
+/// request workers, while the one shadow thread, with a queue of one, decides each again.
+#[test]
+fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answered() {
+    let shadow_dir = tempfile::tempdir().expect("tempdir");
+    for f in turnout::compile::rule_files(&shipped_rules()).expect("rules") {
+        std::fs::copy(&f, shadow_dir.path().join(f.file_name().expect("name"))).expect("copy");
+    }
+    let server = start(
+        &shipped_rules(),
+        &[
+            "--model",
+            "none",
+            "--shadow",
+            shadow_dir.path().to_str().expect("utf-8"),
+            "--shadow-queue",
+            "1",
+        ],
+    );
+    // The corpus's messages glued into ones of about 15,000 characters (the limit is 16,000).
+    let texts: Vec<String> = corpus_requests()
+        .iter()
+        .filter_map(|r| {
+            let v: Value = serde_json::from_str(r).ok()?;
+            Some(v["messages"].as_array()?.last()?["content"].as_str()?.to_owned())
+        })
+        .collect();
+    let mut long = String::new();
+    for t in texts.iter().cycle() {
+        if long.chars().count() + t.chars().count() > 15_000 {
+            break;
+        }
+        long.push_str(t);
+        long.push_str(". ");
+    }
+    let body = serde_json::json!({"messages": [{"role": "user", "content": long}]}).to_string();
+    let (clients, each) = (4, 25);
+    let mut sent = 0u64;
+    let started = Instant::now();
+    let counts = loop {
+        std::thread::scope(|s| {
+            for _ in 0..clients {
+                s.spawn(|| {
+                    for _ in 0..each {
+                        let (status, text) = http(
+                            &server.addr,
+                            "POST",
+                            "/v1/route",
+                            &[("content-type", "application/json")],
+                            body.as_bytes(),
+                        );
+                        assert_eq!(status, 200, "{text}");
+                    }
+                });
+            }
+        });
+        sent += clients * each;
+        let counts = wait_for_shadow(&server, sent)["decisions"].clone();
+        if counts["dropped"].as_u64().unwrap_or(0) > 0 {
+            break counts;
+        }
+        // A burst the shadow kept up with (a machine busy elsewhere): another, for a while.
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the shadow was never behind in {sent} requests: {counts}"
+        );
+    };
+    let total: u64 = ["same", "different", "dropped", "unavailable"]
+        .iter()
+        .map(|k| counts[k].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(total, sent, "each request decided by the shadow or dropped, once: {counts}");
+    assert_eq!(counts["different"], 0, "the same rules: {counts}");
+    let dropped = server.metric("turnout_shadow_decisions_total{result=\"dropped\"}");
+    assert_eq!(Some(dropped as u64), counts["dropped"].as_u64(), "{counts}");
+}
