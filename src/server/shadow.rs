@@ -12,7 +12,7 @@
 //! and the last ones kept for `GET /v1/shadow`, with both decisions.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -185,7 +185,15 @@ impl Shadow {
     }
 }
 
-/// The shadow thread: decides each queued request with the shadow rules serving now.
+/// How long the shadow thread naps between looks at the queue while requests keep coming, so
+/// that a busy service wakes it a couple of hundred times a second rather than once a request
+/// (a wake-up of a waiting thread costs the request that sends it a system call, and cost the
+/// shadow more than its second decision did); `--shadow-queue` must hold what arrives meanwhile
+/// (1,024: 200,000 requests a second).
+const BATCH: Duration = Duration::from_millis(5);
+
+/// The shadow thread: decides each queued request with the shadow rules serving now; drains
+/// the queue, then naps [`BATCH`] while requests keep coming, and waits once a look finds none.
 fn run(shared: &Shared, rx: &Receiver<Job>) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -197,7 +205,22 @@ fn run(shared: &Shared, rx: &Receiver<Job>) {
             return;
         }
     };
-    while let Ok(job) = rx.recv() {
+    let mut took = false;
+    loop {
+        let job = match rx.try_recv() {
+            Ok(job) => job,
+            Err(TryRecvError::Empty) if took => {
+                took = false;
+                std::thread::sleep(BATCH);
+                continue;
+            }
+            Err(TryRecvError::Empty) => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+            Err(TryRecvError::Disconnected) => break,
+        };
+        took = true;
         let Some(rs) = shared.rules.current() else {
             shared.count("unavailable");
             continue;
