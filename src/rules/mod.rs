@@ -232,9 +232,11 @@ pub struct Skill {
 /// A named list of word stems and regex patterns. Matching is case-insensitive and applies the
 /// `matching.folds` of the rules.
 ///
-/// A `words` entry is one or more words separated by spaces. Each word is a stem: it matches a
-/// word of the message that starts with it (`mail` matches `mails`, `mailbox`). End a word
-/// with `$` to make it whole (`post$` matches `post` but not `postpone`). Between the words of an
+/// A `words` entry is one or more words separated by spaces. Each word is a stem: with
+/// `matching.word_endings` it matches its word in its forms (the stem and one of the endings:
+/// `mail` matches `mails`, not `mailbox`); without, every word that starts with it. End a word
+/// with `*` for any word that starts with it (`mail*` matches `mailbox`), with `$` to make it
+/// whole (`post$` matches `post` but not `posts`). Between the words of an
 /// entry the message may have any run of spaces, hyphens or dashes (`top 10` matches `top-10`).
 /// An entry starting with a letter or digit only matches at the start of a word.
 ///
