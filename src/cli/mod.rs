@@ -144,11 +144,27 @@ impl ModelArgs {
     }
 }
 
-/// Loads the rules, printing every finding to stderr; `None` when they cannot be used.
+/// Loads the rules; `None` when they cannot be used. Rules that cannot be used have every
+/// finding printed to stderr; rules that load only have their warnings counted in one line
+/// (`lint` is where they are read: a grown pack's dozens would bury the decisions).
 fn load_rules(dir: &std::path::Path, limits: &LimitArgs) -> Option<RuleSet> {
     let loaded = compile::load_dir_with(dir, &limits.limits());
-    for d in &loaded.diagnostics {
-        eprintln!("{d}");
+    if loaded.ruleset.is_some() {
+        let warnings = (loaded.diagnostics.iter())
+            .filter(|d| d.severity == crate::diag::Severity::Warning)
+            .count();
+        if warnings > 0 {
+            eprintln!(
+                "note: {warnings} warning{} in {}; `turnout lint {}` lists them",
+                if warnings == 1 { "" } else { "s" },
+                dir.display(),
+                dir.display()
+            );
+        }
+    } else {
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
     }
     if loaded.ruleset.is_none() && !loaded.diagnostics.iter().any(|d| d.is_error()) {
         eprintln!("error: the rules in {} could not be loaded", dir.display());
