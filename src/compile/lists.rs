@@ -267,8 +267,8 @@ impl Compiler<'_> {
                 )
                 .at(Some(file.locate(&p)))
                 .hint(format!(
-                    "a stem matches every word that starts with it, so '{}' already matches what '{w}' does; remove '{w}'",
-                    l.words[k]
+                    "every message '{w}' matches, '{}' matches too; remove '{w}', or narrow '{}' if '{w}' is the one you meant",
+                    l.words[k], l.words[k]
                 ));
                 self.diagnostics.push(d);
             }
