@@ -145,19 +145,227 @@ fn the_layers_import_one_way_only() {
     );
 }
 
+/// `text` with the insides of comments, string and char literals blanked to spaces, line
+/// breaks kept: what is left has its braces, `;` and paths where the compiler sees them.
+fn blank_literals(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while i < c.len() {
+        let next = c.get(i + 1).copied();
+        if c[i] == '/' && next == Some('/') {
+            while i < c.len() && c[i] != '\n' {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    blank(&mut out, c[i]);
+                    i += 1;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+                blank(&mut out, c[i]);
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        } else if c[i] == '"'
+            || (c[i] == 'r'
+                && matches!(next, Some('"' | '#'))
+                && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_')))
+        {
+            // "…", r"…", r#"…"#, (and b"…", whose `b` stays).
+            let raw = c[i] == 'r';
+            let mut hashes = 0;
+            if raw {
+                out.push('r');
+                i += 1;
+                while i < c.len() && c[i] == '#' {
+                    hashes += 1;
+                    out.push('#');
+                    i += 1;
+                }
+                if c.get(i) != Some(&'"') {
+                    continue; // `r#ident`
+                }
+            }
+            out.push('"');
+            i += 1;
+            while i < c.len() {
+                if !raw && c[i] == '\\' {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                } else if c[i] == '"' && c[i + 1..].iter().take(hashes).all(|h| *h == '#') {
+                    out.push('"');
+                    i += 1 + hashes;
+                    out.extend(std::iter::repeat_n('#', hashes));
+                    break;
+                }
+                if i < c.len() {
+                    blank(&mut out, c[i]);
+                }
+                i += 1;
+            }
+        } else if c[i] == '\'' {
+            // A char literal ('x', '\n', '\u{…}') or a lifetime ('a), which has no closing quote.
+            let end = if next == Some('\\') {
+                c[i + 2..]
+                    .iter()
+                    .position(|&q| q == '\'')
+                    .map(|p| i + 2 + p)
+            } else if c.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(e) => {
+                    out.push('\'');
+                    for &ch in &c[i + 1..e] {
+                        blank(&mut out, ch);
+                    }
+                    out.push('\'');
+                    i = e + 1;
+                }
+                None => {
+                    out.push('\'');
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A file's lines outside items gated by `#[cfg(test)]` (a `mod tests { … }` block to its
+/// closing brace by depth, a function, a one-line `use` or `mod name;`), as
+/// `(line number from 0, line)`; and the modules such items declare in files of their own
+/// (`#[cfg(test)] mod tests;`), which are test code whole.
+fn outside_tests(text: &str) -> (Vec<(usize, &str)>, Vec<String>) {
+    let code = blank_literals(text);
+    let code: Vec<&str> = code.lines().collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut kept, mut test_files) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < lines.len() {
+        let t = code[i].trim_start();
+        let Some(rest) = t.strip_prefix("#[cfg(test)]") else {
+            kept.push((i, lines[i]));
+            i += 1;
+            continue;
+        };
+        // The gated item: from what follows the attribute (on its line or the next ones, past
+        // further attributes) to where its braces close, or its `;` at depth 0.
+        let mut item = rest.trim_start().to_owned();
+        let mut depth = 0i32;
+        let mut opened = false;
+        loop {
+            let head = item.trim();
+            let attribute_only = head.starts_with("#[") && head.ends_with(']');
+            if !head.is_empty() && !attribute_only {
+                if let Some(name) = head
+                    .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub ")
+                    .strip_prefix("mod ")
+                    .and_then(|r| r.strip_suffix(';'))
+                    && depth == 0
+                    && !opened
+                {
+                    test_files.push(name.trim().to_owned());
+                }
+                depth += head.matches('{').count() as i32 - head.matches('}').count() as i32;
+                opened |= head.contains('{');
+                if depth <= 0 && (opened || head.ends_with(';')) {
+                    break;
+                }
+            }
+            i += 1;
+            if i >= lines.len() {
+                break;
+            }
+            item = code[i].to_owned();
+        }
+        i += 1;
+    }
+    (kept, test_files)
+}
+
+/// The file a `mod name;` in `file` loads: beside a `mod.rs` or `lib.rs`, else in the folder
+/// named after `file`.
+fn module_file(file: &Path, name: &str) -> Vec<PathBuf> {
+    let dir = file.parent().expect("a folder");
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let base = if matches!(stem, "mod" | "lib" | "main") {
+        dir.to_path_buf()
+    } else {
+        dir.join(stem)
+    };
+    vec![
+        base.join(format!("{name}.rs")),
+        base.join(name).join("mod.rs"),
+    ]
+}
+
 #[test]
-fn no_source_file_is_over_600_lines_before_its_tests() {
+fn no_source_file_is_over_600_lines_outside_its_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rs_files(&root, &mut files);
-    let long: Vec<String> = files
+    let texts: Vec<(PathBuf, String)> = files
         .iter()
-        .filter_map(|f| {
-            let text = std::fs::read_to_string(f).expect("read");
-            let body = text.split("#[cfg(test)]").next().unwrap_or("");
-            let n = body.lines().count();
+        .map(|f| (f.clone(), std::fs::read_to_string(f).expect("read")))
+        .collect();
+    // Files that are a `#[cfg(test)] mod x;` of another are test code, all of them.
+    let mut test_only = Vec::new();
+    for (file, text) in &texts {
+        for name in outside_tests(text).1 {
+            let found: Vec<PathBuf> = module_file(file, &name)
+                .into_iter()
+                .filter(|p| p.is_file())
+                .collect();
+            assert_eq!(found.len(), 1, "{}: mod {name}; {found:?}", file.display());
+            test_only.extend(found);
+        }
+    }
+    let long: Vec<String> = texts
+        .iter()
+        .filter(|(f, _)| !test_only.contains(f))
+        .filter_map(|(f, text)| {
+            let n = outside_tests(text).0.len();
             (n > 600).then(|| format!("{} ({n} lines)", f.display()))
         })
         .collect();
     assert!(long.is_empty(), "one job per file: {long:?}");
+}
+
+#[test]
+fn the_test_gates_are_cut_where_their_items_end() {
+    let text = "use a;\n#[cfg(test)]\nuse b;\nfn f() {\n    let s = \"}\";\n    let c = '{';\n}\n\
+                #[cfg(test)]\n#[allow(dead_code)]\nfn g<'a>(x: &'a str) {\n    // }\n    let _ = r#\"{\"#;\n}\n\
+                fn h() {}\n#[cfg(test)] mod helpers;\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+    let (kept, files) = outside_tests(text);
+    let kept: Vec<&str> = kept.iter().map(|(_, l)| l.trim()).collect();
+    assert_eq!(
+        kept,
+        [
+            "use a;",
+            "fn f() {",
+            "let s = \"}\";",
+            "let c = '{';",
+            "}",
+            "fn h() {}"
+        ]
+    );
+    assert_eq!(files, ["helpers"]);
 }
