@@ -1,11 +1,13 @@
-//! The layers run one way: contract → rules → compile → model → engine → testing / lint /
-//! reload → server → cli. Read from the `crate::` paths of every file under `src/`, so a new
-//! import that points back up a layer fails here, with the file that made it.
+//! The layers run one way, in the order of `LAYERS` below (the one statement of it: the crate
+//! doc's map of the modules is held to it here). Read from the `crate::` paths of every file
+//! under `src/`, so a new import that points back up a layer fails here, with the file that
+//! made it; and from the paths between files, so a new import circle fails too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each top-level module and its layer; a module may only use modules of a lower layer.
+/// Each top-level module and its layer; a module may only use modules of a lower layer. The
+/// one place the order is written: `src/lib.rs`'s map lists the modules in it (checked below).
 const LAYERS: &[(&str, u32)] = &[
     ("contract", 0),
     ("diag", 0),
@@ -368,4 +370,442 @@ fn the_test_gates_are_cut_where_their_items_end() {
         ]
     );
     assert_eq!(files, ["helpers"]);
+}
+
+/// A file's module path: `compile/load.rs` is `compile::load`, `compile/mod.rs` is `compile`,
+/// `lib.rs` the crate.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .map(|s| s.trim_end_matches(".rs").to_owned())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod" || l == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The tokens of blanked code that paths are made of: identifiers, `::`, `{`, `}`, `,`, `;`,
+/// `*`; anything else as `.`.
+fn tokens(code: &str) -> Vec<String> {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i].is_alphanumeric() || c[i] == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            out.push(c[start..i].iter().collect());
+        } else if c[i] == ':' && c.get(i + 1) == Some(&':') {
+            out.push("::".to_owned());
+            i += 2;
+        } else if c[i].is_whitespace() {
+            i += 1;
+        } else {
+            out.push(if "{},;*".contains(c[i]) { c[i] } else { '.' }.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A path the code names: its segments, and whether it is a `pub use` (a name offered to
+/// others, not a use of the item).
+struct Named {
+    path: Vec<String>,
+    reexport: bool,
+    /// The name it binds, for a `use`.
+    binds: Option<String>,
+}
+
+/// The leaves of the use tree at `t[*i..]` under `prefix`, up to its end (`;`, `,` or `}`).
+fn use_tree(t: &[String], i: &mut usize, prefix: &[String], reexport: bool, out: &mut Vec<Named>) {
+    let mut path = prefix.to_vec();
+    while *i < t.len() {
+        match t[*i].as_str() {
+            "{" => {
+                *i += 1;
+                while *i < t.len() && t[*i] != "}" {
+                    use_tree(t, i, &path, reexport, out);
+                    if *i < t.len() && t[*i] == "," {
+                        *i += 1;
+                    }
+                }
+                *i += 1;
+                return;
+            }
+            "::" => *i += 1,
+            "*" => {
+                *i += 1;
+                out.push(Named {
+                    path: path.clone(),
+                    reexport,
+                    binds: None,
+                });
+                return;
+            }
+            ";" | "," | "}" => break,
+            "as" => {
+                let alias = t.get(*i + 1).cloned();
+                *i += 2;
+                out.push(Named {
+                    path: path.clone(),
+                    reexport,
+                    binds: alias,
+                });
+                return;
+            }
+            seg => {
+                if seg == "self" && !path.is_empty() {
+                    // `use a::{self}` names `a`.
+                } else {
+                    path.push(seg.to_owned());
+                }
+                *i += 1;
+            }
+        }
+    }
+    let binds = path.last().cloned();
+    out.push(Named {
+        path,
+        reexport,
+        binds,
+    });
+}
+
+/// Every path a file's non-test code names through `use` or as `crate::…`, `super::…` or
+/// `self::…` in its text.
+fn named_paths(code: &str) -> Vec<Named> {
+    named_and_used(code).0
+}
+
+/// [`named_paths`], and the identifiers the code uses outside its `use` statements.
+fn named_and_used(code: &str) -> (Vec<Named>, BTreeSet<String>) {
+    let t = tokens(code);
+    let mut out = Vec::new();
+    let mut used = BTreeSet::new();
+    let mut i = 0;
+    while i < t.len() {
+        used.insert(t[i].clone());
+        if t[i] == "use" {
+            // `pub use`, `pub(crate) use`: a re-export.
+            let reexport =
+                (i >= 1 && t[i - 1] == "pub") || (i >= 4 && t[i - 4] == "pub" && t[i - 1] == ".");
+            i += 1;
+            used.remove("use");
+            use_tree(&t, &mut i, &[], reexport, &mut out);
+            out.retain(|n| !n.path.is_empty());
+            continue;
+        }
+        if matches!(t[i].as_str(), "crate" | "super" | "self")
+            && t.get(i + 1).is_some_and(|s| s == "::")
+            && (i == 0 || t[i - 1] != "::")
+        {
+            let mut path = vec![t[i].clone()];
+            i += 1;
+            while i + 1 < t.len()
+                && t[i] == "::"
+                && t[i + 1].chars().all(|c| c.is_alphanumeric() || c == '_')
+            {
+                path.push(t[i + 1].clone());
+                i += 2;
+            }
+            out.push(Named {
+                path,
+                reexport: false,
+                binds: None,
+            });
+            continue;
+        }
+        i += 1;
+    }
+    (out, used)
+}
+
+/// The crate's files, by module path, with what each names.
+struct Crate {
+    /// Its path under `src/`, the paths it names, the identifiers its code uses.
+    files: BTreeMap<Vec<String>, (String, Vec<Named>, BTreeSet<String>)>,
+}
+
+impl Crate {
+    fn read(root: &Path) -> Self {
+        let mut all = Vec::new();
+        rs_files(root, &mut all);
+        let mut files = BTreeMap::new();
+        let mut test_only = Vec::new();
+        for file in all {
+            let rel = file.strip_prefix(root).expect("under src");
+            if rel == Path::new("main.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("read");
+            let (kept, test_mods) = outside_tests(&text);
+            let code: String = kept.iter().map(|(_, l)| format!("{l}\n")).collect();
+            let at = module_path(rel);
+            for name in test_mods {
+                let mut child = at.clone();
+                child.push(name);
+                test_only.push(child);
+            }
+            let name = rel.to_str().expect("utf-8").to_owned();
+            let (named, used) = named_and_used(&blank_literals(&code));
+            files.insert(at, (name, named, used));
+        }
+        // A `#[cfg(test)] mod tests;` file is test code whole.
+        for m in test_only {
+            files.remove(&m);
+        }
+        Self { files }
+    }
+
+    /// `path` as named in module `at`, from the crate's root; `None` for another crate's.
+    fn absolute(&self, at: &[String], path: &[String]) -> Option<Vec<String>> {
+        let mut base = at.to_vec();
+        let mut rest = path;
+        match path.first().map(String::as_str) {
+            Some("crate") => {
+                base.clear();
+                rest = &path[1..];
+            }
+            Some("self") => rest = &path[1..],
+            Some("super") => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+            }
+            Some(first) => {
+                let mut child = at.to_vec();
+                child.push(first.to_owned());
+                if !self.files.contains_key(&child) {
+                    return None;
+                }
+            }
+            None => return None,
+        }
+        base.extend(rest.iter().cloned());
+        Some(base)
+    }
+
+    /// The file that defines what the crate path `path` names: its longest prefix that is a
+    /// module, then through that module's `use` of the next name, if it has one.
+    fn defined_in(&self, path: &[String], depth: usize) -> Option<&str> {
+        let k = (0..=path.len())
+            .rev()
+            .find(|k| self.files.contains_key(&path[..*k]))?;
+        let (file, named, _) = &self.files[&path[..k]];
+        if k < path.len() && depth < 8 {
+            let name = &path[k];
+            if let Some(n) = named.iter().find(|n| n.binds.as_ref() == Some(name))
+                && let Some(mut target) = self.absolute(&path[..k], &n.path)
+            {
+                target.extend(path[k + 1..].iter().cloned());
+                return self.defined_in(&target, depth + 1).or(Some(file));
+            }
+        }
+        Some(file)
+    }
+
+    /// Which files each file's non-test code uses. A module's re-export of its own submodules'
+    /// items (`pub use load::read_dir` in `compile/mod.rs`) is its face, not a use, unless its
+    /// own code uses the name too; any other `pub use` is one.
+    fn imports(&self) -> BTreeMap<&str, BTreeSet<&str>> {
+        let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (at, (file, named, used)) in &self.files {
+            let edges = out.entry(file.as_str()).or_default();
+            for n in named {
+                let Some(path) = self.absolute(at, &n.path) else {
+                    continue;
+                };
+                let face = n.reexport && path.len() > at.len() && path.starts_with(at);
+                if face && !n.binds.as_ref().is_some_and(|b| used.contains(b)) {
+                    continue;
+                }
+                if let Some(to) = self.defined_in(&path, 0)
+                    && to != file
+                {
+                    edges.insert(to);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The import circles of `graph`: each group of files that reach one another (a strongly
+/// connected part of more than one file), by its files in order, and one shortest circle
+/// through its first file as `a -> b -> a`.
+fn circles<'a>(graph: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<(Vec<&'a str>, String)> {
+    let reach = |from: &'a str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from];
+        while let Some(f) = stack.pop() {
+            for &to in graph.get(f).into_iter().flatten() {
+                if seen.insert(to) {
+                    stack.push(to);
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&str, BTreeSet<&str>> = graph.keys().map(|&f| (f, reach(f))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for (&f, r) in &reached {
+        if done.contains(f) || !r.contains(f) {
+            continue;
+        }
+        let group: Vec<&str> = r
+            .iter()
+            .copied()
+            .filter(|g| reached[g].contains(f))
+            .collect();
+        done.extend(group.iter().copied());
+        // The shortest way back to `f`, breadth first.
+        let mut back: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([f]);
+        'search: while let Some(at) = queue.pop_front() {
+            for &to in &graph[at] {
+                if to == f {
+                    back.insert(f, at);
+                    break 'search;
+                }
+                if !back.contains_key(to) {
+                    back.insert(to, at);
+                    queue.push_back(to);
+                }
+            }
+        }
+        let mut path = vec![f];
+        let mut at = back[f];
+        while at != f {
+            path.push(at);
+            at = back[at];
+        }
+        path.push(f);
+        path.reverse();
+        out.push((group, path.join(" -> ")));
+    }
+    out
+}
+
+/// The import circles between files that are known and not yet broken, each by its files in
+/// order (paths under `src/`). A circle is files that need one another: none can be read,
+/// tested or moved alone. The test fails on a new one, and on one of these that is gone (take
+/// it off the list).
+const KNOWN_CIRCLES: &[&[&str]] = &[
+    // The explainer of schema errors is one type, `Explain`, defined in check.rs with its impl
+    // continued in check/tagged.rs (tagged enums), which check.rs calls back (`keyed_tag`).
+    &["compile/check.rs", "compile/check/tagged.rs"],
+    // The live ruleset and the watcher's health are defined in reload/mod.rs and updated by
+    // watch.rs; mod.rs starts the watcher. The shared types would go to a file of their own.
+    &["reload/mod.rs", "reload/watch.rs"],
+    // A rule file's types (rules/mod.rs) hold the extraction types of extract.rs, whose rules
+    // are guarded by a `Condition` defined in mod.rs.
+    &["rules/extract.rs", "rules/mod.rs"],
+    // The word helpers (`is_word`, `word_spans`, `Endings`, …) live in text/mod.rs, which also
+    // uses the normalizer, phrase and fuzzy matchers built on them.
+    &[
+        "text/fuzzy.rs",
+        "text/mod.rs",
+        "text/normalize.rs",
+        "text/phrase.rs",
+        "text/translit.rs",
+    ],
+];
+
+#[test]
+fn no_new_import_circle_between_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let krate = Crate::read(&root);
+    let graph = krate.imports();
+    let found = circles(&graph);
+    for (group, path) in &found {
+        eprintln!("circle {group:?}: {path}");
+    }
+    let known: Vec<Vec<&str>> = KNOWN_CIRCLES.iter().map(|c| c.to_vec()).collect();
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|(g, _)| !known.contains(g))
+        .map(|(_, p)| p)
+        .collect();
+    let gone: Vec<&Vec<&str>> = known
+        .iter()
+        .filter(|k| !found.iter().any(|(g, _)| g == *k))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "new import circles (break them: move what both need to where it belongs):\n{}\n\
+         known circles no longer there (take them off KNOWN_CIRCLES): {gone:?}",
+        new.iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_import_reader_resolves_paths_through_re_exports() {
+    let t = named_paths(
+        "use super::{index::RuleIndex, ruleset::{self, Cond as C}};\npub use load::read_dir;\n\
+         fn f() { crate::diag::Location::new(); }\n",
+    );
+    let shown: Vec<(String, bool, Option<String>)> = t
+        .iter()
+        .map(|n| (n.path.join("::"), n.reexport, n.binds.clone()))
+        .collect();
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        shown,
+        [
+            (s("super::index::RuleIndex"), false, Some(s("RuleIndex"))),
+            (s("super::ruleset"), false, Some(s("ruleset"))),
+            (s("super::ruleset::Cond"), false, Some(s("C"))),
+            (s("load::read_dir"), true, Some(s("read_dir"))),
+            (s("crate::diag::Location::new"), false, None),
+        ]
+    );
+}
+
+#[test]
+fn the_crate_doc_lists_the_modules_in_the_layer_order() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("src/lib.rs");
+    let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
+    // `//! - [`a`] and [`b`]: …`: the modules a line of the map is about, before its colon.
+    let mut listed: Vec<(String, u32)> = Vec::new();
+    for line in lib.lines() {
+        let Some(item) = line.strip_prefix("//! - ") else {
+            continue;
+        };
+        let head = item.split(": ").next().unwrap_or("");
+        for name in head.split('`').skip(1).step_by(2) {
+            let l = *layer
+                .get(name)
+                .unwrap_or_else(|| panic!("src/lib.rs lists `{name}`, which is not in LAYERS"));
+            listed.push((name.to_owned(), l));
+        }
+    }
+    let names: BTreeSet<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    let all: BTreeSet<&str> = layer.keys().copied().collect();
+    assert_eq!(names, all, "src/lib.rs's map against LAYERS");
+    assert_eq!(
+        names.len(),
+        listed.len(),
+        "a module listed twice: {listed:?}"
+    );
+    for pair in listed.windows(2) {
+        assert!(
+            pair[0].1 <= pair[1].1,
+            "src/lib.rs lists `{}` (layer {}) above `{}` (layer {}): not the order of LAYERS",
+            pair[0].0,
+            pair[0].1,
+            pair[1].0,
+            pair[1].1
+        );
+    }
 }
