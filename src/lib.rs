@@ -2,8 +2,10 @@
 //! a skill (a conversation mode), or one or two tool calls — and says why.
 //!
 //! # Layout
-//! One message flows through the modules in this order, and each layer only uses the layers
-//! above it in this list (a test reads every `crate::` path to keep it so):
+//! One message flows through the modules in this order, and each module only uses those above
+//! it in this list. `LAYERS` in `tests/it/layers.rs` is the one statement of that order: the
+//! test holds this list to it, reads every `crate::` path of every file against it, and finds
+//! import circles between files.
 //!
 //! - [`contract`]: the public contract as data — the request, the decision and its trace, the
 //!   router model spec. It imports nothing from the rest of the crate.
@@ -19,12 +21,12 @@
 //! - [`model`]: the pluggable router model ([`model::Model`]) and its backends.
 //! - [`engine`]: the pipeline for one request — pre-rules → router model → validation → search
 //!   detector → post-guards → [`contract::Decision`] with its trace.
-//! - [`reload`]: the live ruleset (an `ArcSwap`) and the watcher that rebuilds it on the side.
-//! - [`replay`]: decides a corpus of requests and compares two rules versions on it.
-//! - [`testing`]: runs rule test cases (`rules/tests/*.yaml`) through the real pipeline;
-//!   [`report`] prints any [`Diagnostic`] for people, as JSON, or as GitHub annotations.
-//! - [`lint`]: loads a directory exactly as reload does, adds whole-model meaning checks, runs
-//!   the test cases and measures their coverage.
+//! - [`reload`], [`testing`] and [`report`]: the live ruleset (an `ArcSwap`) and the watcher
+//!   that rebuilds it on the side; rule test cases (`rules/tests/*.yaml`) run through the real
+//!   pipeline; any [`Diagnostic`] printed for people, as JSON, or as GitHub annotations.
+//! - [`replay`] and [`lint`]: a corpus of requests decided and two rules versions compared on
+//!   it (with the test cases' comparison of decisions); a directory loaded exactly as reload
+//!   does, with whole-model meaning checks, the test cases run and their coverage measured.
 //! - `server`: the HTTP service (`turnout serve`): routes, connection limits, auth, metrics.
 //! - `cli`: the `turnout` command line (thin; the library does the work).
 //!

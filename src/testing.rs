@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::compile::check::SchemaCheck;
-use crate::compile::source;
 use crate::compile::{RuleSet, did_you_mean};
+use crate::compile::{load, source};
 use crate::contract::Decision;
 use crate::diag::{Diagnostic, Location};
 use crate::engine;
@@ -97,7 +97,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
     let mut diagnostics = Vec::new();
     let mut not_run = 0;
     for path in files {
-        let text = match source::read_text(path) {
+        let text = match load::read_text(path) {
             Ok(t) => t,
             Err(d) => {
                 diagnostics.push(d);

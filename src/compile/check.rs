@@ -12,7 +12,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use crate::compile::source::{self, SpanMap, escape};
+use crate::compile::source::{self, Limits, SpanMap, escape};
 use crate::diag::{Diagnostic, Location};
 use crate::rules::schema;
 
@@ -113,6 +113,32 @@ impl SchemaCheck {
         });
         out.dedup();
         out
+    }
+}
+
+/// Parses a YAML file and validates it against `check`'s schema: the value and its span map,
+/// or every problem found. Rule files and test files both come in this way.
+pub(crate) fn parse_checked(
+    path: &Path,
+    text: &str,
+    check: &SchemaCheck,
+    limits: &Limits,
+) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
+    checked(path, source::parse_yaml_limited(path, text, limits), check)
+}
+
+/// [`parse_checked`] once the YAML is parsed.
+pub(crate) fn checked(
+    path: &Path,
+    parsed: Result<(Value, SpanMap), Diagnostic>,
+    check: &SchemaCheck,
+) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
+    let (value, spans) = parsed.map_err(|d| vec![d])?;
+    let found = check.check(path, &value, &spans);
+    if found.is_empty() {
+        Ok((value, spans))
+    } else {
+        Err(found)
     }
 }
 

@@ -5,29 +5,6 @@
 
 use smallvec::SmallVec;
 
-use super::ruleset::Cond;
-
-/// Lists of which at least one must match for `c` to hold; `None` when `c` can hold without
-/// any (it is then always evaluated).
-pub(crate) fn gate(c: &Cond) -> Option<Vec<usize>> {
-    match c {
-        Cond::Mentions(l) => Some(vec![*l]),
-        // Any part that needs a list makes the whole need it; the narrowest is best.
-        Cond::All(parts) => parts.iter().filter_map(gate).min_by_key(Vec::len),
-        // Every part must need one; then any of them will do.
-        Cond::Any(parts) => {
-            let mut lists = Vec::new();
-            for p in parts {
-                lists.extend(gate(p)?);
-            }
-            lists.sort_unstable();
-            lists.dedup();
-            Some(lists)
-        }
-        _ => None,
-    }
-}
-
 /// An ordered set of rules, filed by the lists that gate them.
 #[derive(Debug, Default)]
 pub(crate) struct RuleIndex {
@@ -38,14 +15,15 @@ pub(crate) struct RuleIndex {
 }
 
 impl RuleIndex {
-    /// Files rules by their conditions (`lists`: how many lists the ruleset has).
-    pub fn new<'c>(conditions: impl IntoIterator<Item = &'c Cond>, lists: usize) -> Self {
+    /// Files rules by the lists that gate them, in rule order (each rule's
+    /// [`Cond::gate`](super::ruleset::Cond::gate); `lists`: how many lists the ruleset has).
+    pub fn new(gates: impl IntoIterator<Item = Option<Vec<usize>>>, lists: usize) -> Self {
         let mut index = RuleIndex {
             always: Vec::new(),
             by_list: vec![Vec::new(); lists],
         };
-        for (i, c) in (0u32..).zip(conditions) {
-            match gate(c) {
+        for (i, gate) in (0u32..).zip(gates) {
+            match gate {
                 Some(gated) => {
                     for l in gated {
                         if let Some(rules) = index.by_list.get_mut(l) {

@@ -156,6 +156,11 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error("unreadable", format!("cannot read this file: {e}")).at(at_start(path))
 }
 
+/// Reads a file as text within the default [`Limits`] (see [`source::text_of`]).
+pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    read_file(path, &Limits::default()).0
+}
+
 /// Reads one rule file within `limits`: the size is checked before reading, and at most one
 /// byte more than the limit is ever read (in case the file grows meanwhile).
 pub fn read_file(path: &Path, limits: &Limits) -> (Result<String, Diagnostic>, u64) {
@@ -264,7 +269,7 @@ pub fn load_script(
 ) -> Result<crate::rules::testcase::ModelScript, Vec<Diagnostic>> {
     let text = read_file(path, limits).0.map_err(|d| vec![d])?;
     let (value, _) =
-        super::parse_checked(path, &text, super::check::SchemaCheck::script(), limits)?;
+        super::check::parse_checked(path, &text, super::check::SchemaCheck::script(), limits)?;
     serde_json::from_value(value).map_err(|e| {
         vec![Diagnostic::error("invalid", format!("not a model script: {e}")).at(at_start(path))]
     })

@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde_json::Value;
 
 use crate::diag::{Diagnostic, Location};
 use crate::rules::RuleFile;
-use check::SchemaCheck;
+pub(crate) use check::parse_checked;
+use check::{SchemaCheck, checked};
 pub use ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, RuleSet, SkillDef, ToolDef};
 use source::SpanMap;
 
@@ -118,32 +118,6 @@ fn compile_read_inner(read: ReadDir, limits: &Limits, quote: bool) -> Loaded {
     loaded.diagnostics = diagnostics;
     loaded.unusable |= read.unusable;
     loaded
-}
-
-/// Parses a YAML file and validates it against `check`'s schema: the value and its span map,
-/// or every problem found. Rule files and test files both come in this way.
-pub(crate) fn parse_checked(
-    path: &Path,
-    text: &str,
-    check: &SchemaCheck,
-    limits: &Limits,
-) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
-    checked(path, source::parse_yaml_limited(path, text, limits), check)
-}
-
-/// [`parse_checked`] once the YAML is parsed.
-fn checked(
-    path: &Path,
-    parsed: Result<(Value, SpanMap), Diagnostic>,
-    check: &SchemaCheck,
-) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
-    let (value, spans) = parsed.map_err(|d| vec![d])?;
-    let found = check.check(path, &value, &spans);
-    if found.is_empty() {
-        Ok((value, spans))
-    } else {
-        Err(found)
-    }
 }
 
 /// Compiles rule files given as (path, content) pairs; [`load_dir`] reads them from disk first.
@@ -462,14 +436,16 @@ impl<'a> Compiler<'a> {
         if self.diagnostics.iter().any(Diagnostic::is_error) || tools.len() != self.tool_ids.len() {
             return None;
         }
-        let pre_index = index::RuleIndex::new(pre_rules.iter().map(|r| &r.when), lists.len());
+        let pre_index = index::RuleIndex::new(pre_rules.iter().map(|r| r.when.gate()), lists.len());
         let search_index = index::RuleIndex::new(
-            search.iter().flat_map(|s| s.rules.iter().map(|r| &r.when)),
+            search
+                .iter()
+                .flat_map(|s| s.rules.iter().map(|r| r.when.gate())),
             lists.len(),
         );
         let guard_gates = guards
             .iter()
-            .map(|g| index::gate(&g.drop_when).map(Vec::into_boxed_slice))
+            .map(|g| g.drop_when.gate().map(Vec::into_boxed_slice))
             .collect();
         Some(RuleSet {
             version: Arc::from(version),

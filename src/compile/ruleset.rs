@@ -346,4 +346,26 @@ impl Cond {
             _ => 1,
         }
     }
+
+    /// Lists of which at least one must match for the condition to hold; `None` when it can
+    /// hold without any (it is then always evaluated). What [`RuleIndex`](super::index::RuleIndex)
+    /// files a rule by.
+    pub(crate) fn gate(&self) -> Option<Vec<usize>> {
+        match self {
+            Cond::Mentions(l) => Some(vec![*l]),
+            // Any part that needs a list makes the whole need it; the narrowest is best.
+            Cond::All(parts) => parts.iter().filter_map(Cond::gate).min_by_key(Vec::len),
+            // Every part must need one; then any of them will do.
+            Cond::Any(parts) => {
+                let mut lists = Vec::new();
+                for p in parts {
+                    lists.extend(p.gate()?);
+                }
+                lists.sort_unstable();
+                lists.dedup();
+                Some(lists)
+            }
+            _ => None,
+        }
+    }
 }

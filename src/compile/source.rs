@@ -37,11 +37,6 @@ impl Default for Limits {
     }
 }
 
-/// Reads a file as text within the default [`Limits`] (see [`text_of`]).
-pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
-    super::load::read_file(path, &Limits::default()).0
-}
-
 /// A file's bytes as text. Not UTF-8 or containing NUL bytes → `not-text` (located at the first
 /// offending byte). A leading byte-order mark is dropped.
 pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
@@ -309,6 +304,7 @@ fn span_location(path: &Path, span: Option<Span>) -> Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::load::read_text;
     use std::path::PathBuf;
 
     fn spans(text: &str) -> SpanMap {

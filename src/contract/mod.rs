@@ -1,7 +1,7 @@
 //! The public contract, as types every layer may use and none owns: the request a chat backend
 //! sends, the decision it gets back (with its trace), and which router model to use, as data.
-//! This module imports nothing from the rest of the crate, so the layers above it run one way:
-//! contract → rules → compile → model → engine → testing / lint / reload → server → cli.
+//! This module imports nothing from the rest of the crate: it is the lowest layer (the order
+//! of all of them is `LAYERS` in `tests/it/layers.rs`, and the map in the crate's doc).
 
 pub mod decision;
 pub mod model_spec;

@@ -7,11 +7,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Pending;
 use crate::compile::RuleSet;
 use crate::compile::ruleset::{Cond, SkillIs};
 use crate::contract::{Fact, FactKind, Match, Request};
 use crate::text::{self, Hit, Hits, Normalized};
+
+/// A call on its way through the pipeline: what a guard's conditions are evaluated against.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub tool: usize,
+    pub arguments: Value,
+}
 
 /// What conditions look at: the request, its message normalised once, and the skill as it is
 /// at this point of the pipeline.

@@ -13,22 +13,13 @@ pub(crate) mod probe;
 mod router;
 mod search;
 
-use serde_json::Value;
-
 use crate::compile::RuleSet;
 use crate::contract::{
     Call, Decision, EffectKind, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
 };
 use crate::model::Model;
 use crate::text::Normalized;
-use eval::Ctx;
-
-/// A call on its way through the pipeline.
-#[derive(Debug, Clone)]
-pub(crate) struct Pending {
-    pub tool: usize,
-    pub arguments: Value,
-}
+use eval::{Ctx, Pending};
 
 /// Routes one message. `model: None` means rules only: the router is never called.
 ///

@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use super::Run;
+use super::eval::Pending;
 use super::eval::Why;
-use super::{Pending, Run};
 use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
 use crate::contract::{EffectKind, Stage, TraceStep};
 

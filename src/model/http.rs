@@ -30,7 +30,7 @@ impl ApiKey {
     }
 }
 
-pub use super::spec::DEFAULT_MAX_ANSWER_BYTES;
+use super::DEFAULT_MAX_ANSWER_BYTES;
 
 /// A client for one model endpoint.
 #[derive(Debug, Clone)]

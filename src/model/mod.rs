@@ -31,6 +31,11 @@ use crate::contract::{EffectKind, Fact, Message, Ui};
 
 pub use crate::contract::ModelSpec;
 
+/// The largest model answer read by default, in bytes: a tool-calling answer is a few
+/// kilobytes; anything near this is a broken or hostile server. Here, beside the backends'
+/// errors, so the transport (`http`) and the spec that builds backends both read it.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
+
 /// What the router model sees for one message.
 pub struct RouterInput<'a> {
     /// The last messages (at most `router.history`), oldest first; the last is the user's.

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Model;
 #[cfg(feature = "http-models")]
 use super::anthropic::AnthropicModel;
 use super::embedded::EmbeddedModel;
@@ -15,6 +14,7 @@ use super::key::ApiKey;
 #[cfg(feature = "http-models")]
 use super::openai::OpenAiModel;
 use super::scripted::ScriptedModel;
+use super::{DEFAULT_MAX_ANSWER_BYTES, Model};
 use crate::compile::RouterDef;
 pub use crate::contract::{ModelSpec, SpecError};
 use crate::rules::testcase::ModelScript;
@@ -58,10 +58,6 @@ impl KeySource {
         }
     }
 }
-
-/// The largest model answer read by default, in bytes: a tool-calling answer is a few
-/// kilobytes; anything near this is a broken or hostile server.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// How backends are built: where keys come from, and the largest answer read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,6 @@ mod stems;
 mod translit;
 mod word_matcher;
 
-use normalize::TABLE_LEN;
 pub use normalize::{Normalized, Normalizer, NormalizerOptions};
 pub use pattern::{ListPattern, compile_list_pattern, compile_list_patterns};
 pub use phrase::{GAP, find_phrase};
@@ -27,6 +26,11 @@ pub use word_matcher::WordMatcher;
 
 use regex::{Regex, RegexBuilder};
 use regex_automata::meta::Regex as MetaRegex;
+
+/// Characters below this are lower-cased and folded by one table lookup (Latin, Greek,
+/// Cyrillic, Armenian, Hebrew, Arabic); above it, by the Unicode tables. The word table below
+/// and the normalizer's share it.
+const TABLE_LEN: usize = 0x800;
 
 /// How many other words a `…` in a `words` entry allows when the list does not say.
 pub const DEFAULT_GAP: usize = 2;

@@ -9,11 +9,8 @@
 
 use unicode_normalization::char::{compose, is_combining_mark};
 
+use super::TABLE_LEN;
 use super::translit::{Translit, Transliteration};
-
-/// Characters below this are lower-cased and folded by one table lookup (Latin, Greek,
-/// Cyrillic, Armenian, Hebrew, Arabic); above it, by the Unicode tables.
-pub(super) const TABLE_LEN: usize = 0x800;
 
 /// Bits of a [`Normalizer`] table entry above the code point.
 const CODE: u32 = 0x1F_FFFF;

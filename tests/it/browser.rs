@@ -10,36 +10,17 @@ use crate::common::free_port;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use super::common::{Kill, Served, cannot_run, find, tool_or_skip};
+use super::common::{Kill, Served, cannot_run, eventually_async, find, tool_or_skip};
 
 fn copy_rules(to: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     for f in turnout::compile::rule_files(&from).expect("rules") {
         std::fs::copy(&f, to.join(f.file_name().expect("name"))).expect("copy");
-    }
-}
-
-/// Polls `check` every 50 ms until it gives a value or `limit` passes.
-async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            started.elapsed() < limit,
-            "{what}: not seen within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -125,7 +106,7 @@ async fn type_message(client: &Client, served: &Served, message: &str) -> Value 
     field.clear().await.expect("clear");
     field.send_keys(message).await.expect("type");
     let steps = expected.as_array().map_or(0, Vec::len);
-    eventually(
+    eventually_async(
         &format!("the trace of «{message}»"),
         Duration::from_secs(10),
         || async {
@@ -256,7 +237,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1800", "--lang=en-US"]}),
     );
     let webdriver = format!("http://127.0.0.1:{port}");
-    let client = eventually("chromedriver", Duration::from_secs(20), || {
+    let client = eventually_async("chromedriver", Duration::from_secs(20), || {
         let caps = caps.clone();
         let webdriver = webdriver.clone();
         async move {
@@ -277,7 +258,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         .ruleset
         .expect("rules");
     let first = rules.version.to_string();
-    eventually("the version", Duration::from_secs(10), || async {
+    eventually_async("the version", Duration::from_secs(10), || async {
         text_of(&client, "version").await.filter(|v| *v == first)
     })
     .await;
@@ -303,7 +284,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
                     .is_some_and(|t| t.contains("показать ещё 3")),
                 "the toggle: {toggle}"
             );
-            eventually("the context rules unfolded", Duration::from_secs(5), || async {
+            eventually_async("the context rules unfolded", Duration::from_secs(5), || async {
                 let shown = js(&client, "return [...document.querySelectorAll(\"#trace tr[data-kind='context_rule']\")].some(r => !r.hidden)").await;
                 (shown == true).then_some(())
             })
@@ -312,7 +293,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
             let words = english_in(&visible);
             assert!(words.is_empty(), "unfolded: {words:?} in {visible}");
             js(&client, "document.getElementById('fold-toggle').click()").await;
-            eventually("the context rules folded again", Duration::from_secs(5), || async {
+            eventually_async("the context rules folded again", Duration::from_secs(5), || async {
                 let hidden = js(&client, "return [...document.querySelectorAll(\"#trace tr[data-kind='context_rule']\")].every(r => r.hidden)").await;
                 (hidden == true).then_some(())
             })
@@ -322,7 +303,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
 
     // The shadow panel shows the request the shadow rules decided differently, both ways; a
     // click loads its whole request and the router's recorded answer.
-    eventually(
+    eventually_async(
         "the shadow's difference",
         Duration::from_secs(20),
         || async {
@@ -343,13 +324,13 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
             js(&client, &script).await.as_str().map(str::to_owned)
         }
     };
-    eventually(
+    eventually_async(
         "a click on the shadow's example",
         Duration::from_secs(10),
         || click("#shadow .grp button.ex", "сколько стоит айфон 15"),
     )
     .await;
-    eventually("the shadow example loaded", Duration::from_secs(10), || async {
+    eventually_async("the shadow example loaded", Duration::from_secs(10), || async {
         let form = js(&client, "return [document.getElementById('message').value, document.querySelector('input[name=\"model-mode\"]:checked').value, document.getElementById('script-tool-1').value]").await;
         (form == json!(["сколько стоит айфон 15", "scripted", "web_search"])).then_some(())
     })
@@ -357,12 +338,12 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
 
     // The disagreements panel (the shipped corpus, as `replay --disagreements` reports it):
     // a click loads the example's request.
-    let said = eventually("the disagreements", Duration::from_secs(60), || {
+    let said = eventually_async("the disagreements", Duration::from_secs(60), || {
         click("#disagreements .grp button.ex", "")
     })
     .await;
     let said = said.trim_matches(|c| c == '“' || c == '”').to_owned();
-    eventually(
+    eventually_async(
         "the disagreement example loaded",
         Duration::from_secs(10),
         || async {
@@ -384,14 +365,14 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
     // Save an edit: a pre-rule that sends this message to a tool. The page shows the new
     // version and the new decision without being reloaded.
     std::fs::write(dir.path().join("zz_playground.yaml"), PHONES).expect("save");
-    let second = eventually("a new version", Duration::from_secs(10), || async {
+    let second = eventually_async("a new version", Duration::from_secs(10), || async {
         text_of(&client, "version")
             .await
             .filter(|v| !v.is_empty() && *v != first)
     })
     .await;
     let trace = type_message(&client, &served, "сколько стоит айфон 15").await;
-    eventually("the new decision", Duration::from_secs(10), || async {
+    eventually_async("the new decision", Duration::from_secs(10), || async {
         let outcome = js(
             &client,
             "return document.getElementById('outcome').dataset.outcome",
@@ -405,7 +386,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
     // Save a broken file: the banner shows where, the source line and its caret, in Russian;
     // the last good version keeps serving.
     std::fs::write(dir.path().join("broken.yaml"), "guards: [\n").expect("save");
-    let banner = eventually(
+    let banner = eventually_async(
         "the broken save's banner",
         Duration::from_secs(10),
         || async {
@@ -441,7 +422,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         "word_lists:\n  - {id: fixed_words, description: test, words: [проверка]}\n",
     )
     .expect("save");
-    let confirmed = eventually("the fix confirmed", Duration::from_secs(10), || async {
+    let confirmed = eventually_async("the fix confirmed", Duration::from_secs(10), || async {
         shown(&client, "reload-ok").await
     })
     .await;
@@ -453,7 +434,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         shown(&client, "reload-error").await.is_none(),
         "the banner is gone"
     );
-    eventually(
+    eventually_async(
         "a version after the fix",
         Duration::from_secs(10),
         || async {
@@ -466,7 +447,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
 
     // The same trace in English, from the same typed fields.
     js(&client, "document.getElementById('lang').click()").await;
-    eventually("the English page", Duration::from_secs(5), || async {
+    eventually_async("the English page", Duration::from_secs(5), || async {
         let trace = text_of(&client, "trace").await?;
         let lang = js(&client, "return document.documentElement.lang").await;
         (lang == "en" && trace.contains("settled: call product_search")).then_some(())

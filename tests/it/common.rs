@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test (`TURNOUT_BIN` runs the black-box tests against another build).
 pub fn bin() -> PathBuf {
@@ -240,4 +241,40 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port")
+}
+
+/// Polls `check` every 20 ms until it gives a value; the test fails, saying `what`, when
+/// `limit` passes first. What a test waits for, instead of sleeping a time that is too long on
+/// an idle machine and too short on a busy one.
+pub fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{what}: not seen within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`eventually`] for async tests: polls `check` every 20 ms without blocking the runtime.
+pub async fn eventually_async<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{what}: not seen within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -66,7 +66,21 @@ fn relative(dir: &Path) -> PathBuf {
 #[test]
 fn every_broken_directory_gives_exactly_its_expected_findings() {
     let dirs = fixtures();
-    assert!(dirs.len() >= 30, "only {} fixture directories", dirs.len());
+    // The directories under tests/lint/ (`ls -d tests/lint/*/ | wc -l`): one per check, each
+    // with its `expected` findings. A fixture added or removed changes this number with it.
+    const FIXTURES: usize = 50;
+    assert_eq!(
+        dirs.len(),
+        FIXTURES,
+        "fixture directories under tests/lint/"
+    );
+    let entries = std::fs::read_dir(root().join("tests/lint"))
+        .expect("tests/lint")
+        .count();
+    assert_eq!(
+        entries, FIXTURES,
+        "tests/lint/ holds only fixture directories"
+    );
     for dir in dirs {
         let rel = relative(&dir);
         let arg = rel.to_str().expect("utf-8");

@@ -1,6 +1,7 @@
 //! `turnout serve` as an operator runs it: the real binary on an ephemeral loopback port, a
 //! real HTTP client, rule files edited on disk while it serves.
 
+use crate::common::eventually_async;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -443,7 +444,18 @@ async fn rename_saves_symlink_swaps_and_deletions_are_picked_up() {
 
     // Deleting the file leaves no valid rules (no router): the old ones keep serving...
     std::fs::remove_file(&file).expect("remove");
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    let s = &s;
+    eventually_async(
+        "the deletion refused",
+        Duration::from_secs(5),
+        || async move {
+            let (_, metrics) = s.get("/metrics").await;
+            metrics
+                .contains(r#"turnout_reloads_total{result="failure"} 1"#)
+                .then_some(())
+        },
+    )
+    .await;
     assert_eq!(s.route("ping").await["calls"][0]["tool"], "beta");
     // ...and putting it back is picked up.
     std::fs::write(&file, rules("alpha")).expect("restore");

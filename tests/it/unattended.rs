@@ -155,6 +155,15 @@ impl Server {
         }
     }
 
+    /// Polls until the watcher has moved to a new directory at the rules path `n` times.
+    fn wait_for_rearmed(&self, n: u64) {
+        crate::common::eventually(
+            &format!("the watcher re-armed {n} times"),
+            Duration::from_secs(3),
+            || (self.status()["watcher"]["rearmed"].as_u64() >= Some(n)).then_some(()),
+        );
+    }
+
     /// `turnout_rules_read_bytes_total` once it has stood still for three debounce periods
     /// (a burst split by a debouncer tick comes within one).
     fn settled_reads(&self) -> f64 {
@@ -293,7 +302,7 @@ fn the_watcher_survives_the_directory_being_replaced() {
     std::fs::create_dir(&rules_path).expect("mkdir");
     std::fs::write(rules_path.join("rules.yaml"), rules("beta")).expect("cp");
     s.wait_for_tool("beta", Duration::from_secs(3));
-    std::thread::sleep(Duration::from_millis(300));
+    s.wait_for_rearmed(1);
     std::fs::write(rules_path.join("rules.yaml"), rules("alpha")).expect("edit");
     let took = s.wait_for_tool("alpha", Duration::from_secs(1));
     eprintln!("edit after rm -rf && cp -r serving in {took:?}");
@@ -305,7 +314,7 @@ fn the_watcher_survives_the_directory_being_replaced() {
     std::fs::rename(&rules_path, top.path().join("old")).expect("mv away");
     std::fs::rename(&next, &rules_path).expect("mv in");
     s.wait_for_tool("beta", Duration::from_secs(3));
-    std::thread::sleep(Duration::from_millis(300));
+    s.wait_for_rearmed(2);
     std::fs::write(rules_path.join("rules.yaml"), rules("alpha")).expect("edit");
     let took = s.wait_for_tool("alpha", Duration::from_secs(1));
     eprintln!("edit after a mv swap serving in {took:?}");
