@@ -2,7 +2,8 @@
 //! messages will be and built into its matcher; entries that add nothing are warned about, and
 //! lists no condition mentions are found at the end.
 
-use std::collections::{HashMap, HashSet};
+// Fx hashing: looking up each entry, and each prefix of its first word, is most of the checks.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use super::ruleset::ListDef;
@@ -40,7 +41,7 @@ impl Compiler<'_> {
     ) -> Vec<ListDef> {
         let files = self.files;
         let mut lists = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: HashSet<&str> = HashSet::default();
         for (file, rf) in files {
             for (i, l) in rf.word_lists.iter().enumerate() {
                 if !seen.insert(&l.id) {
@@ -206,8 +207,8 @@ impl Compiler<'_> {
         let forms = normalizer.endings().is_some();
         // Each entry's first index, and the entries by first stem: duplicate and redundancy
         // checks by lookup, linear in the list's length.
-        let mut first_of: HashMap<&str, usize> = HashMap::new();
-        let mut by_head: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut first_of: HashMap<&str, usize> = HashMap::default();
+        let mut by_head: HashMap<&str, Vec<usize>> = HashMap::default();
         for (k, key) in keys.iter().enumerate() {
             first_of.entry(key.as_str()).or_insert(k);
             if !heads[k].is_empty() {
@@ -273,7 +274,7 @@ impl Compiler<'_> {
                 self.diagnostics.push(d);
             }
         }
-        let mut seen_patterns: HashMap<&str, usize> = HashMap::new();
+        let mut seen_patterns: HashMap<&str, usize> = HashMap::default();
         let mut patterns = Vec::with_capacity(l.patterns.len());
         for (j, pat) in l.patterns.iter().enumerate() {
             let p = format!("/word_lists/{i}/patterns/{j}");
