@@ -123,13 +123,22 @@ impl<'n> Builder<'n> {
     /// why in [`Scanner::error`].
     pub(super) fn build(self) -> Scanner {
         let mut error = None;
-        let word_starts = keep(self.word_starts.build(&self.entries.phrases), &mut error);
-        let typos = keep(
-            self.typos
-                .build(&self.entries.phrases, self.norm.endings().cloned()),
-            &mut error,
+        // Each on its own core when there is one (the anywhere automaton takes longest).
+        let phrases = &self.entries.phrases;
+        let endings = self.norm.endings().cloned();
+        let (anywhere, (word_starts, typos)) = rayon::join(
+            || self.anywhere.build(),
+            || {
+                rayon::join(
+                    || self.word_starts.build(phrases),
+                    || self.typos.build(phrases, endings),
+                )
+            },
         );
-        let anywhere = keep(self.anywhere.build(), &mut error);
+        // Kept in the order they were built in when one followed the other.
+        let word_starts = keep(word_starts, &mut error);
+        let typos = keep(typos, &mut error);
+        let anywhere = keep(anywhere, &mut error);
         Scanner {
             entries: self.entries,
             anywhere,
