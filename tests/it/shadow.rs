@@ -236,7 +236,11 @@ fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answer
         .iter()
         .filter_map(|r| {
             let v: Value = serde_json::from_str(r).ok()?;
-            Some(v["messages"].as_array()?.last()?["content"].as_str()?.to_owned())
+            Some(
+                v["messages"].as_array()?.last()?["content"]
+                    .as_str()?
+                    .to_owned(),
+            )
         })
         .collect();
     let mut long = String::new();
@@ -283,7 +287,10 @@ fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answer
         .iter()
         .map(|k| counts[k].as_u64().unwrap_or(0))
         .sum();
-    assert_eq!(total, sent, "each request decided by the shadow or dropped, once: {counts}");
+    assert_eq!(
+        total, sent,
+        "each request decided by the shadow or dropped, once: {counts}"
+    );
     assert_eq!(counts["different"], 0, "the same rules: {counts}");
     let dropped = server.metric("turnout_shadow_decisions_total{result=\"dropped\"}");
     assert_eq!(Some(dropped as u64), counts["dropped"].as_u64(), "{counts}");
