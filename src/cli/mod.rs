@@ -1,6 +1,7 @@
 //! The `turnout` command line: one file per subcommand, each with its own arguments. The
 //! binary's `main` only parses and dispatches; the work is done by the library.
 
+mod calibrate;
 mod lint;
 mod memory;
 mod replay;
@@ -40,6 +41,10 @@ enum Command {
     /// Decide a corpus of requests and count what happened; with --against, exactly what an
     /// edit of the rules changes.
     Replay(replay::Args),
+    /// Cross-validate the embedded router on the rules' own examples: how many tool/skill and
+    /// chat examples its threshold, margin and confusable ratio get right, now and at the best
+    /// values found, with the YAML lines to paste.
+    Calibrate(calibrate::Args),
 }
 
 impl Cli {
@@ -52,6 +57,7 @@ impl Cli {
             Command::Schema(a) => schema::run(a),
             Command::Lint(a) => lint::run(a),
             Command::Replay(a) => replay::run(a),
+            Command::Calibrate(a) => calibrate::run(a),
         }
     }
 }

@@ -351,10 +351,15 @@ impl Compiler<'_> {
             };
             let patterns = compile(&frame.patterns, "patterns");
             let unless = compile(&frame.unless, "unless");
+            let gates = patterns
+                .iter()
+                .map(|p| crate::text::gate(p.as_str()))
+                .collect();
             out.push(FrameDef {
                 id: Arc::from(frame.id.as_str()),
                 kind: frame.kind,
                 patterns,
+                gates,
                 unless,
                 boost_chat: frame.boost_chat.unwrap_or(0.0),
                 also_skills: frame.also_skills,

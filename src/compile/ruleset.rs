@@ -248,6 +248,9 @@ pub struct FrameDef {
     pub kind: crate::rules::FrameKind,
     /// Any of these matching is the frame.
     pub patterns: Vec<regex::Regex>,
+    /// Each pattern's gate (see `crate::text::gate`), asked first: where it does not match,
+    /// the pattern does not either (`None`: the pattern runs alone).
+    pub(crate) gates: Vec<Option<regex_automata::meta::Regex>>,
     /// Any of these matching cancels it.
     pub unless: Vec<regex::Regex>,
     /// Added to the no-tool score (question frames).

@@ -9,6 +9,7 @@
 
 mod alphabet;
 mod fuzzy;
+mod gate;
 mod normalize;
 mod pattern;
 mod phrase;
@@ -17,6 +18,7 @@ mod stems;
 mod translit;
 mod word_matcher;
 
+pub(crate) use gate::gate;
 pub use normalize::{Normalized, Normalizer, NormalizerOptions};
 pub use pattern::{ListPattern, compile_list_pattern, compile_list_patterns};
 pub use phrase::{GAP, find_phrase};

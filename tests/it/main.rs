@@ -3,6 +3,7 @@
 //! read lives beside them: `tests/lint/` (a broken rules directory per check) and `tests/data/`.
 
 mod browser;
+mod calibrate;
 mod ci;
 mod cli;
 mod common;

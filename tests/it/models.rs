@@ -4,7 +4,8 @@
 use crate::common::root;
 
 use turnout::RuleSet;
-use turnout::model::embedded::{Classifier, Training};
+use turnout::model::embedded::calibrate::{self, Settings};
+use turnout::model::embedded::{Classifier, Target, Training};
 
 fn pack() -> RuleSet {
     turnout::compile::load_dir(&root().join("rules"))
@@ -12,32 +13,14 @@ fn pack() -> RuleSet {
         .expect("the shipped rules load")
 }
 
-/// The pack's examples as (class name, text): tools, `skill:ID`, `leave`, `chat`.
-fn labelled(rs: &RuleSet) -> (Vec<String>, Vec<(usize, String)>) {
-    let mut names = Vec::new();
-    let mut examples = Vec::new();
-    let mut add = |name: String, texts: &[String]| {
-        let class = names.len();
-        names.push(name);
-        examples.extend(texts.iter().map(|t| (class, t.clone())));
-    };
-    let skill_tool = rs.router().skill_tool.clone();
-    for tool in rs.tools() {
-        if tool.id == skill_tool {
-            add("leave".into(), &tool.examples);
-        } else {
-            add(tool.id.to_string(), &tool.examples);
-        }
-    }
-    for skill in rs.skills().iter().filter(|s| s.auto) {
-        add(format!("skill:{}", skill.id), &skill.examples);
-    }
-    add("chat".into(), &rs.router().embedded.chat_examples);
-    (names, examples)
+/// The pack's examples as the router trains on them: the classes, and (class, text).
+fn labelled(rs: &RuleSet) -> (Vec<Target>, Vec<(usize, String)>) {
+    calibrate::labelled(rs)
 }
 
-/// k-fold cross-validation of the embedded classifier on the pack's own examples: (share of
-/// tool/skill examples routed to their class, share of chat examples left without a tool).
+/// k-fold cross-validation of the embedded router on the pack's own examples (the library's,
+/// as `turnout calibrate` runs it): (share of tool/skill examples routed to their class, share
+/// of chat examples left without a tool).
 fn cross_validate(
     rs: &RuleSet,
     folds: usize,
@@ -45,45 +28,16 @@ fn cross_validate(
     th: f32,
     margin: f32,
 ) -> (f64, f64) {
-    let (names, examples) = labelled(rs);
-    let chat = names.len() - 1;
-    let (mut ok, mut total, mut chat_ok, mut chat_total) = (0, 0, 0, 0);
-    for fold in 0..folds {
-        let train: Vec<(usize, &str)> = examples
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % folds != fold)
-            .map(|(_, (c, t))| (*c, t.as_str()))
-            .collect();
-        let classifier = Classifier::train_with(names.len(), &train, &rs.normalizer, training);
-        let all = vec![true; names.len()];
-        for (_, (class, text)) in examples
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % folds == fold)
-        {
-            let mut p = classifier.probabilities(text, &rs.normalizer, &all);
-            p.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let (best, p1) = p[0];
-            let p2 = p.get(1).map_or(0.0, |x| x.1);
-            let chosen = if best == chat || p1 < th || p1 - p2 < margin {
-                chat
-            } else {
-                best
-            };
-            if chosen != *class && std::env::var_os("TURNOUT_CV_ERRORS").is_some() {
-                println!("  {} -> {} ({p1:.2}): {text}", names[*class], names[chosen]);
-            }
-            if *class == chat {
-                chat_total += 1;
-                chat_ok += usize::from(chosen == chat);
-            } else {
-                total += 1;
-                ok += usize::from(chosen == *class);
-            }
-        }
-    }
-    (ok as f64 / total as f64, chat_ok as f64 / chat_total as f64)
+    let settings = Settings {
+        threshold: th,
+        margin,
+        ..Settings::of(rs)
+    };
+    let o = calibrate::cross_validate(rs, folds, training, settings).expect("enough examples");
+    (
+        o.overall.routed_share().unwrap_or(0.0),
+        o.overall.left_alone_share().unwrap_or(0.0),
+    )
 }
 
 #[test]
@@ -1309,7 +1263,7 @@ fn pick(classifier: &Classifier, rs: &RuleSet, chat: usize, text: &str) -> usize
 fn stability_and_cross_validation_of_the_embedded_router() {
     let rs = pack();
     let (names, examples) = labelled(&rs);
-    let chat = names.len() - 1;
+    let chat = (names.iter().position(|t| *t == Target::Chat)).expect("chat examples");
     let (tools, chats) = cross_validate(
         &rs,
         5,

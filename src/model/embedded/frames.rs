@@ -29,7 +29,13 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
     for f in frames {
         // A group named `frame` is the part taken out (the rest of the match only has to be
         // there, e.g. the verb after «could you»); otherwise the whole match.
-        let Some((m, entry)) = f.patterns.iter().find_map(|p| {
+        // The gate first (a lazy DFA, see `crate::text::gate`): most messages match no frame,
+        // and the pattern itself, with its Unicode word boundaries and capture groups, runs the
+        // slow engines on non-ASCII text. The groups are asked for only once the gate matched.
+        let Some((m, entry)) = f.patterns.iter().zip(&f.gates).find_map(|(p, gate)| {
+            if gate.as_ref().is_some_and(|g| !g.is_match(normalized)) {
+                return None;
+            }
             let c = p.captures(normalized)?;
             Some((c.name("frame").or_else(|| c.get(0))?, p.as_str().to_owned()))
         }) else {

@@ -26,6 +26,7 @@
 //! cached, so a hot reload gets a new model on its first message; a request then costs a few
 //! microseconds.
 
+pub mod calibrate;
 mod classifier;
 mod frames;
 mod route;

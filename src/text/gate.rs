@@ -1,0 +1,95 @@
+//! A pattern's gate: the pattern with its Unicode word-boundary assertions (`\b`, `\B`, `\<`,
+//! `\>`) taken out, so that it matches everywhere the pattern does and more. The lazy DFA
+//! cannot check a Unicode word boundary in non-ASCII text (it gives up, and the slower engines
+//! run), but it runs the gate: a message the gate refuses is refused by the pattern too, for a
+//! few hundred instructions instead of tens of thousands. The embedded router's frames ask
+//! their gates first; the pattern itself runs only where the gate matched.
+
+use regex_automata::meta::Regex as MetaRegex;
+use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
+
+use super::REGEX_SIZE_LIMIT;
+
+/// A regex that matches wherever `pattern` does: `None` when it cannot be built (the caller
+/// then runs the pattern alone).
+pub fn gate(pattern: &str) -> Option<MetaRegex> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let loose = without_word_looks(&hir);
+    MetaRegex::builder()
+        .configure(
+            MetaRegex::config()
+                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
+                .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
+        )
+        .build_from_hir(&loose)
+        .ok()
+}
+
+/// `hir` with every Unicode word-boundary assertion replaced by the empty match (which always
+/// holds): the language only grows.
+fn without_word_looks(hir: &Hir) -> Hir {
+    match hir.kind() {
+        HirKind::Look(
+            Look::WordUnicode
+            | Look::WordUnicodeNegate
+            | Look::WordStartUnicode
+            | Look::WordEndUnicode
+            | Look::WordStartHalfUnicode
+            | Look::WordEndHalfUnicode,
+        ) => Hir::empty(),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => hir.clone(),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(without_word_looks(&r.sub)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            sub: Box::new(without_word_looks(&c.sub)),
+            ..c.clone()
+        }),
+        HirKind::Concat(parts) => Hir::concat(parts.iter().map(without_word_looks).collect()),
+        HirKind::Alternation(parts) => {
+            Hir::alternation(parts.iter().map(without_word_looks).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gate_matches_wherever_the_pattern_does_and_refuses_what_it_must() {
+        let patterns = [
+            r"^(?P<frame>(?:could\s+you|can\s+you)[,\s]+)\p{L}+(?:ing|e)\b",
+            r"\bstop\b",
+            r"^(?:why|how\s+(?:\p{L}+\s+)?\p{L}+\b)",
+        ];
+        let texts = [
+            "could you make a cake",
+            "can you, please",
+            "stop it",
+            "nonstop",
+            "why not",
+            "how to bake bread",
+            "ÿ could you ÿ",
+            "",
+        ];
+        for p in patterns {
+            let re = regex::Regex::new(p).expect("pattern");
+            let g = gate(p).expect("gate");
+            for t in texts {
+                if re.is_match(t) {
+                    assert!(g.is_match(t), "{p} matches '{t}', its gate must");
+                }
+            }
+        }
+        let g = gate(patterns[0]).expect("gate");
+        assert!(!g.is_match("hello there"));
+        assert!(!g.is_match("please could you"), "anchored at the start");
+    }
+}
