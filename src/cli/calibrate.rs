@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{LimitArgs, load_rules};
+use super::{LimitArgs, Output, load_rules};
 use crate::model::embedded::calibrate::{self, Calibration, Outcome, Score};
 
 #[derive(Debug, clap::Args)]
@@ -34,14 +34,6 @@ pub struct Args {
     format: Output,
     #[command(flatten)]
     limits: LimitArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Output {
-    /// For people.
-    Human,
-    /// One JSON object.
-    Json,
 }
 
 pub fn run(args: Args) -> ExitCode {

@@ -150,6 +150,15 @@ impl ModelArgs {
     }
 }
 
+/// `--format` of the commands that print a report: for people, or one JSON object for scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Output {
+    /// For people.
+    Human,
+    /// One JSON object.
+    Json,
+}
+
 /// Loads the rules; `None` when they cannot be used. Rules that cannot be used have every
 /// finding printed to stderr; rules that load only have their warnings counted in one line
 /// (`lint` is where they are read: a grown pack's dozens would bury the decisions).

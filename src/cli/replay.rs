@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{LimitArgs, ModelArgs, load_rules};
+use super::{LimitArgs, ModelArgs, Output, load_rules};
 use crate::replay::disagree::{self, Kind, KindReport};
 use crate::replay::{self, Diff, Expectations, RuleEffect, Summary, Unexpected};
 
@@ -76,14 +76,6 @@ pub struct Args {
     max_cases: usize,
     #[command(flatten)]
     limits: LimitArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Output {
-    /// For people.
-    Human,
-    /// One JSON object.
-    Json,
 }
 
 pub fn run(args: Args) -> ExitCode {

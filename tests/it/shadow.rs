@@ -251,7 +251,6 @@ fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answer
         long.push_str(t);
         long.push_str(". ");
     }
-    let body = serde_json::json!({"messages": [{"role": "user", "content": long}]}).to_string();
     let (clients, each) = (4, 25);
     let mut sent = 0u64;
     let started = Instant::now();
@@ -260,14 +259,7 @@ fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answer
             for _ in 0..clients {
                 s.spawn(|| {
                     for _ in 0..each {
-                        let (status, text) = http(
-                            &server.addr,
-                            "POST",
-                            "/v1/route",
-                            &[("content-type", "application/json")],
-                            body.as_bytes(),
-                        );
-                        assert_eq!(status, 200, "{text}");
+                        server.route(&long);
                     }
                 });
             }
