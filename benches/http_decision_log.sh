@@ -6,7 +6,9 @@
 # decisions/s, p99 (ms) and server CPU a request (µs), then the medians, what the logged runs
 # wrote and dropped, and what the shadow decided and dropped.
 # Usage: benches/http_decision_log.sh [MODEL] [SECONDS] [CONNECTIONS]
-# RUNS="plain log shadow" (the default) chooses which runs a round has.
+# RUNS="plain log shadow" (the default) chooses which runs a round has; log-normal and
+# shadow-normal are the same with `--background-priority normal` (the writer and the shadow
+# take a request's share of the CPU instead of only what requests leave).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-none}
@@ -23,12 +25,12 @@ run() { # label, extra serve args
   # wrk prints 850.00us, 1.20ms or 1.01s: in ms.
   p99=$(awk '$1 == "99%" {v = $2 + 0; if ($2 ~ /us$/) v /= 1000; else if ($2 ~ /[0-9]s$/) v *= 1000; print v}' <<<"$out")
   dropped=$(sed -n 's/^turnout_decision_log_dropped_total //p' <<<"$out")
-  if [ "$1" = shadow ]; then
+  if [ "${1%-normal}" = shadow ]; then
     echo "  shadow: $(grep '^turnout_shadow_decisions_total' <<<"$out" | sed 's/turnout_shadow_decisions_total{result="\(.*\)"} /\1 /' | tr '\n' ' ')"
   fi
   cpu=$(sed -n 's/.*, \([0-9.]*\) us per request/\1/p' <<<"$out")
   echo "$1 $rps $p99 $cpu" | tee -a "$dir/results"
-  if [ "$1" = log ]; then
+  if [ "${1%-normal}" = log ]; then
     lines=$(cat "$dir"/decisions.jsonl* | wc -l)
     echo "  log: $lines lines written, ${dropped:-0} dropped, $(du -cb "$dir"/decisions.jsonl* | tail -1 | cut -f1) bytes kept"
     rm -f "$dir"/decisions.jsonl*
@@ -43,6 +45,8 @@ args_of() {
     plain) echo "" ;;
     log) echo "--decision-log $dir/decisions.jsonl" ;;
     shadow) echo "--shadow $dir/shadow" ;;
+    log-normal) echo "--decision-log $dir/decisions.jsonl --background-priority normal" ;;
+    shadow-normal) echo "--shadow $dir/shadow --background-priority normal" ;;
   esac
 }
 for i in $(seq "$rounds"); do

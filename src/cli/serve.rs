@@ -144,6 +144,13 @@ pub struct Args {
     /// decisions).
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=100_000))]
     shadow_keep: u64,
+    /// How the decision log's writer and the shadow rules' thread share the cores with
+    /// requests: idle (Linux SCHED_IDLE: only the CPU time requests leave, so on a server
+    /// whose cores are all busy with requests their queues fill and lines are dropped and
+    /// counted, never a request slowed); normal (the same share as a request: under full load
+    /// they keep up by taking CPU time from requests).
+    #[arg(long, value_name = "idle|normal", default_value = "idle")]
+    background_priority: server::background::Priority,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -322,6 +329,7 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
                 queue_bytes: usize::try_from(args.decision_log_queue_bytes).unwrap_or(usize::MAX),
                 max_bytes: args.decision_log_max_bytes,
                 keep: args.decision_log_keep,
+                priority: args.background_priority,
             };
             let log = server::decision_log::DecisionLog::start(settings, metrics.clone())?;
             tracing::info!(path = %path.display(), messages = args.log_messages.as_str(), "decisions logged");
@@ -462,6 +470,7 @@ fn start_shadow(
     let settings = server::shadow::Settings {
         queue: usize::try_from(args.shadow_queue).unwrap_or(usize::MAX),
         keep: usize::try_from(args.shadow_keep).unwrap_or(usize::MAX),
+        priority: args.background_priority,
     };
     let shadow = server::shadow::Shadow::start(rules.clone(), settings, metrics)?;
     let (tx, rx) = mpsc::channel::<Trigger>(1);

@@ -21,6 +21,7 @@ use crate::contract::{Decision, Request};
 use crate::replay::log::{self, LogMessages, Record};
 
 use super::Metrics;
+use super::background::{self, Priority, Step};
 
 /// Bytes written at once (about fifty lines): a busy service makes a write call every few
 /// milliseconds, not one a decision.
@@ -46,6 +47,8 @@ pub struct Settings {
     pub max_bytes: u64,
     /// Rotated files kept (`FILE.1` … `FILE.N`); 0: a full file is started afresh.
     pub keep: u32,
+    /// How the writer shares the cores with requests.
+    pub priority: Priority,
 }
 
 /// One decision on its way to the log.
@@ -92,10 +95,7 @@ impl DecisionLog {
             metrics: metrics.clone(),
             idle: idle.clone(),
         };
-        std::thread::Builder::new()
-            .name("decision-log".into())
-            .spawn(move || writer.run(&rx))
-            .map_err(|e| format!("cannot start the decision log's thread: {e}"))?;
+        background::spawn("decision-log", settings.priority, move || writer.run(&rx))?;
         Ok(Self {
             tx,
             queued_bytes,
@@ -208,57 +208,43 @@ struct Writer {
 }
 
 impl Writer {
-    /// Drains the queue, then naps [`BATCH`] before looking again while lines keep coming, so
-    /// that a busy service wakes this thread a hundred times a second rather than once a
-    /// decision, and writes in large pieces; once a look finds nothing, what is buffered is
-    /// written out and the thread waits for the next line.
+    /// Takes the queue as [`background::drain`] does, napping [`BATCH`] while lines keep
+    /// coming, so that a busy service wakes this thread a hundred times a second rather than
+    /// once a decision, and writes in large pieces; once a look finds nothing, what is buffered
+    /// is written out before the thread waits for the next line.
     fn run(mut self, rx: &Receiver<Entry>) {
         let mut failing = false;
-        let mut took = false;
-        loop {
-            let entry = match rx.try_recv() {
-                Ok(e) => e,
-                Err(mpsc::TryRecvError::Empty) if took => {
-                    took = false;
-                    std::thread::sleep(BATCH);
-                    continue;
-                }
-                Err(mpsc::TryRecvError::Empty) => {
-                    // A quiet service's lines are on disk.
-                    let _ = self.flush();
-                    self.idle.store(true, Ordering::Release);
-                    let next = rx.recv();
-                    self.idle.store(false, Ordering::Release);
-                    match next {
-                        Ok(e) => e,
-                        Err(_) => break,
+        background::drain(rx, BATCH, |step| match step {
+            Step::Waiting => {
+                // A quiet service's lines are on disk.
+                let _ = self.flush();
+                self.idle.store(true, Ordering::Release);
+            }
+            Step::Woken => self.idle.store(false, Ordering::Release),
+            Step::Item(entry) => {
+                let record = Record {
+                    time: entry.time,
+                    id: &entry.id,
+                    endpoint: entry.endpoint,
+                    router: &entry.router,
+                    request: &entry.request,
+                    decision: &entry.decision,
+                };
+                let line = log::line(&record, self.settings.messages);
+                self.queued_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
+                drop(entry);
+                match self.write(line.as_bytes()) {
+                    Ok(()) => failing = false,
+                    Err(e) => {
+                        self.metrics.decision_log_dropped();
+                        if !failing {
+                            tracing::error!(path = %self.settings.path.display(), error = %e, "cannot write the decision log; lines are dropped and counted until it can");
+                        }
+                        failing = true;
                     }
-                }
-                Err(mpsc::TryRecvError::Disconnected) => break,
-            };
-            took = true;
-            let record = Record {
-                time: entry.time,
-                id: &entry.id,
-                endpoint: entry.endpoint,
-                router: &entry.router,
-                request: &entry.request,
-                decision: &entry.decision,
-            };
-            let line = log::line(&record, self.settings.messages);
-            self.queued_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
-            drop(entry);
-            match self.write(line.as_bytes()) {
-                Ok(()) => failing = false,
-                Err(e) => {
-                    self.metrics.decision_log_dropped();
-                    if !failing {
-                        tracing::error!(path = %self.settings.path.display(), error = %e, "cannot write the decision log; lines are dropped and counted until it can");
-                    }
-                    failing = true;
                 }
             }
-        }
+        });
         let _ = self.flush();
     }
 
@@ -378,6 +364,7 @@ mod tests {
             queue_bytes: 64 << 20,
             max_bytes,
             keep,
+            priority: Priority::Normal,
         }
     }
 

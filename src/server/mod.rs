@@ -4,6 +4,7 @@
 //! Client mistakes get a 4xx with a JSON body naming the field; nothing a client sends can
 //! cause a 500 or a panic.
 
+pub mod background;
 pub mod body;
 pub mod conn;
 pub mod decision_log;
@@ -345,7 +346,7 @@ pub(crate) async fn decide_and_answer(
     origin: Origin,
     model: Option<&dyn Model>,
     prefix: &str,
-    wrap: impl FnOnce(crate::contract::Decision) -> Response,
+    wrap: impl FnOnce(&crate::contract::Decision) -> Response,
 ) -> Response {
     let started = Instant::now();
     // One ruleset for the whole request, across the model call.
@@ -361,24 +362,24 @@ pub(crate) async fn decide_and_answer(
     match decision {
         Ok(d) => {
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
-            // Both take their own copy: the shadow and the log are each off the request path.
-            if let Some(shadow) = &state.shadow {
-                let (req, d) = (req.clone(), d.clone());
-                shadow.submit(origin.id.clone(), origin.endpoint, model.is_none(), req, d);
+            // The answer is made first; the shadow and the log then take the request and the
+            // decision off the request path, copied only when both want them.
+            let answer = wrap(&d);
+            let rules_only = model.is_none();
+            let endpoint = origin.endpoint;
+            match (&state.shadow, &state.decision_log) {
+                (None, None) => {}
+                (Some(shadow), None) => shadow.submit(origin.id, endpoint, rules_only, req, d),
+                (shadow, Some(log)) => {
+                    let id = origin.id.clone().unwrap_or_else(new_request_id);
+                    if let Some(shadow) = shadow {
+                        shadow.submit(origin.id, endpoint, rules_only, req.clone(), d.clone());
+                    }
+                    let router = model.map_or("none".into(), |m| m.name().to_owned().into());
+                    log.record(id, endpoint, router, req, d, origin.body_bytes);
+                }
             }
-            if let Some(log) = &state.decision_log {
-                let id = origin.id.unwrap_or_else(new_request_id);
-                let router = model.map_or("none".into(), |m| m.name().to_owned().into());
-                log.record(
-                    id,
-                    origin.endpoint,
-                    router,
-                    req,
-                    d.clone(),
-                    origin.body_bytes,
-                );
-            }
-            wrap(d)
+            answer
         }
         Err(e) => bad_request(
             state,

@@ -84,8 +84,8 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
     }
     // With the router's answer as a test case's `model:` (none: the model was not asked), so
     // that a copied case replays what the page showed.
-    let wrap = |d: Decision| {
-        let model = replay::log::recorded_script(&d);
+    let wrap = |d: &Decision| {
+        let model = replay::log::recorded_script(d);
         Json(json!({ "decision": d, "model": model })).into_response()
     };
     match &parsed.model {

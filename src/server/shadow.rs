@@ -12,13 +12,14 @@
 //! and the last ones kept for `GET /v1/shadow`, with both decisions.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 use super::Metrics;
+use super::background::{self, Priority, Step};
 use crate::contract::{Decision, Request};
 use crate::reload::{LiveRules, ReloadReport, Status, Trigger};
 use crate::replay::{self, Line, log};
@@ -30,6 +31,8 @@ pub struct Settings {
     pub queue: usize,
     /// Differences kept for `/v1/shadow`.
     pub keep: usize,
+    /// How the shadow's thread shares the cores with requests.
+    pub priority: Priority,
 }
 
 /// One live request on its way to the shadow rules.
@@ -138,10 +141,7 @@ impl Shadow {
             seen: Mutex::new((Counts::default(), VecDeque::new())),
         });
         let worker = shared.clone();
-        std::thread::Builder::new()
-            .name("shadow".into())
-            .spawn(move || run(&worker, &rx))
-            .map_err(|e| format!("cannot start the shadow rules' thread: {e}"))?;
+        background::spawn("shadow", settings.priority, move || run(&worker, &rx))?;
         Ok(Self { tx, shared })
     }
 
@@ -192,8 +192,8 @@ impl Shadow {
 /// (1,024: 200,000 requests a second).
 const BATCH: Duration = Duration::from_millis(5);
 
-/// The shadow thread: decides each queued request with the shadow rules serving now; drains
-/// the queue, then naps [`BATCH`] while requests keep coming, and waits once a look finds none.
+/// The shadow thread: decides each queued request with the shadow rules serving now, taking
+/// the queue as [`background::drain`] does.
 fn run(shared: &Shared, rx: &Receiver<Job>) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -205,63 +205,56 @@ fn run(shared: &Shared, rx: &Receiver<Job>) {
             return;
         }
     };
-    let mut took = false;
-    loop {
-        let job = match rx.try_recv() {
-            Ok(job) => job,
-            Err(TryRecvError::Empty) if took => {
-                took = false;
-                std::thread::sleep(BATCH);
-                continue;
-            }
-            Err(TryRecvError::Empty) => match rx.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            },
-            Err(TryRecvError::Disconnected) => break,
-        };
-        took = true;
-        let Some(rs) = shared.rules.current() else {
-            shared.count("unavailable");
-            continue;
-        };
-        let line = Line {
-            number: 0,
-            id: job.id.clone(),
-            request: job.request,
-            model: log::recorded_script(&job.decision),
-            expect: None,
-            recorded: None,
-            rules_only: job.rules_only,
-        };
-        let Some(shadow) = rt.block_on(replay::decide_recorded(&rs, &line)) else {
-            shared.count("unavailable");
-            continue;
-        };
-        if !replay::differ(&job.decision, &shadow) {
-            shared.count("same");
-            continue;
+    background::drain(rx, BATCH, |step| {
+        if let Step::Item(job) = step {
+            decide(shared, &rt, job);
         }
-        shared.count("different");
-        let difference = Difference {
-            time: log::rfc3339(job.time),
-            id: job.id,
-            endpoint: job.endpoint,
-            message: line.request.user_message().unwrap_or_default().to_owned(),
-            live_label: replay::label(&job.decision),
-            shadow_label: replay::label(&shadow),
-            request: line.request,
-            model: line.model,
-            live: job.decision,
-            shadow,
-        };
-        let mut seen = shared.seen();
-        if shared.keep > 0 {
-            if seen.1.len() >= shared.keep {
-                seen.1.pop_front();
-            }
-            seen.1.push_back(difference);
+    });
+}
+
+/// Decides one live request again with the shadow rules serving now, and counts (and keeps)
+/// what came out.
+fn decide(shared: &Shared, rt: &tokio::runtime::Runtime, job: Job) {
+    let Some(rs) = shared.rules.current() else {
+        shared.count("unavailable");
+        return;
+    };
+    let line = Line {
+        number: 0,
+        id: job.id.clone(),
+        request: job.request,
+        model: log::recorded_script(&job.decision),
+        expect: None,
+        recorded: None,
+        rules_only: job.rules_only,
+    };
+    let Some(shadow) = rt.block_on(replay::decide_recorded(&rs, &line)) else {
+        shared.count("unavailable");
+        return;
+    };
+    if !replay::differ(&job.decision, &shadow) {
+        shared.count("same");
+        return;
+    }
+    shared.count("different");
+    let difference = Difference {
+        time: log::rfc3339(job.time),
+        id: job.id,
+        endpoint: job.endpoint,
+        message: line.request.user_message().unwrap_or_default().to_owned(),
+        live_label: replay::label(&job.decision),
+        shadow_label: replay::label(&shadow),
+        request: line.request,
+        model: line.model,
+        live: job.decision,
+        shadow,
+    };
+    let mut seen = shared.seen();
+    if shared.keep > 0 {
+        if seen.1.len() >= shared.keep {
+            seen.1.pop_front();
         }
+        seen.1.push_back(difference);
     }
 }
 

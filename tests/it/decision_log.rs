@@ -354,3 +354,61 @@ fn a_log_on_stdout_is_the_only_thing_on_stdout() {
     }
     drop(child);
 }
+
+/// The scheduling policy of each of `pid`'s threads called `name` (field 41 of
+/// `/proc/PID/task/TID/stat`; 0 is SCHED_OTHER, 5 SCHED_IDLE).
+#[cfg(target_os = "linux")]
+fn policies_of(pid: u32, name: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("the server's threads") {
+        let task = task.expect("a thread").path();
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap_or_default();
+        // The command name is in parentheses and may hold spaces: count fields after it.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let policy = after
+            .split_whitespace()
+            .nth(41 - 3)
+            .and_then(|f| f.parse().ok())
+            .expect("a policy field");
+        found.push(policy);
+    }
+    found
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_log_writer_and_the_shadow_run_at_idle_priority_unless_told_otherwise() {
+    let rules_dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(rules_dir.path().join("r.yaml"), PING_RULES).expect("write");
+    let log_dir = tempfile::tempdir().expect("tempdir");
+    let log = log_dir.path().join("decisions.jsonl");
+    let rules = rules_dir.path().to_str().expect("utf-8");
+    let log = log.to_str().expect("utf-8");
+    let base = ["--model", "none", "--decision-log", log, "--shadow", rules];
+    for (extra, policy) in [(None, 5), (Some("idle"), 5), (Some("normal"), 0)] {
+        let mut args = base.to_vec();
+        if let Some(p) = extra {
+            args.extend(["--background-priority", p]);
+        }
+        let server = start(rules_dir.path(), &args);
+        assert_eq!(server.route("ping")["calls"][0]["tool"], "alpha");
+        let pid = server.child.id();
+        for thread in ["decision-log", "shadow"] {
+            assert_eq!(
+                policies_of(pid, thread),
+                vec![policy],
+                "{thread} with {extra:?}"
+            );
+        }
+        // The request threads keep the normal policy whatever the background's.
+        let workers = policies_of(pid, "tokio-rt-worker");
+        assert!(
+            !workers.is_empty() && workers.iter().all(|&p| p == 0),
+            "{workers:?}"
+        );
+    }
+}
