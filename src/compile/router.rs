@@ -291,6 +291,18 @@ impl Compiler<'_> {
                     &at,
                 );
             }
+            if rule.ask_back && rule.rule_out.is_empty() {
+                self.error(
+                    "context-no-effect",
+                    format!(
+                        "context rule '{}' asks back for nothing: ask_back is about the tools of \
+                         rule_out, and it has none",
+                        rule.id
+                    ),
+                    file,
+                    &format!("{at}/ask_back"),
+                );
+            }
             let when = {
                 let mut cx = CondCx::new(self, file, Scope::Request);
                 cx.compile(&rule.when, &format!("{at}/when"))
@@ -314,6 +326,7 @@ impl Compiler<'_> {
                 when,
                 boost,
                 rule_out,
+                ask_back: rule.ask_back,
                 boost_chat: rule.boost_chat.unwrap_or(0.0),
             });
         }

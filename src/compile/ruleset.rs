@@ -270,6 +270,8 @@ pub struct ContextRuleDef {
     pub boost: Vec<(usize, f32)>,
     /// Tools not chosen while it applies, by tool index.
     pub rule_out: Vec<usize>,
+    /// When one of `rule_out` would have been the best class, no tool is called.
+    pub ask_back: bool,
     /// Score added to the no-tool class.
     pub boost_chat: f32,
 }

@@ -334,6 +334,9 @@ pub enum FactKind {
     /// The best class and `name` (probability `value`) are a confusable pair: no tool, the
     /// answer asks back.
     Confusable,
+    /// The class `name` would have been the best, but the context rule `value` rules it out
+    /// and asks back: no tool, the answer asks for what is missing.
+    RuledOut,
     /// The filled value (`value`, JSON).
     FilledValue,
     /// The model answered `count` calls; at most `limit` are accepted.

@@ -126,6 +126,7 @@ pub struct TextExtraction {
 ///     description: «what is this?» with no photo is not a photo to describe.
 ///     when: {not: {attachment: {kind: photo}}}
 ///     rule_out: [describe_photo]
+///     ask_back: true
 /// ```
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -144,6 +145,12 @@ pub struct ContextRule {
     /// Tools the embedded router does not choose while `when` holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_out: Vec<String>,
+    /// `true`: when a tool of `rule_out` (offered or not) would have been the most probable
+    /// class, no tool is called — the answer asks for what is missing (the photo, the
+    /// recording) — rather than the next most probable tool («what is in the picture?» with no
+    /// picture is no request to draw one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask_back: bool,
     /// A score added to "no tool" (the plain chat answer), like `boost` for a tool: positive
     /// makes a plain answer likelier («can you make slides?» asks, it does not order).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -159,6 +159,68 @@ async fn context_rules_out_a_photo_tool_without_a_photo_and_favours_the_open_fil
     assert_eq!(tools(&d), ["photo_describe"], "{:#?}", d.trace);
 }
 
+/// A message that asks for a tool the context rules out (a photo to describe, a recording to
+/// transcribe, with none attached) is no request for the next most likely tool: with
+/// `ask_back` on the context rule the router calls nothing, and the trace says which tool was
+/// ruled out by which rule. Were these decided as before, «что на картинке» drew a picture and
+/// «расшифруй голосовое» read text aloud.
+#[tokio::test]
+async fn a_request_for_a_tool_the_context_rules_out_asks_back_instead_of_taking_the_next() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases = [
+        (
+            "что на картинке",
+            "tool:photo_describe",
+            "describe-needs-a-photo",
+        ),
+        (
+            "что изображено на фото",
+            "tool:photo_describe",
+            "describe-needs-a-photo",
+        ),
+        (
+            "расшифруй голосовое",
+            "tool:audio_transcribe",
+            "transcribe-needs-audio",
+        ),
+        (
+            "переведи аудио в текст",
+            "tool:audio_transcribe",
+            "transcribe-needs-audio",
+        ),
+    ];
+    for (text, missing, rule) in cases {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.outcome, Outcome::Chat, "{text}: {:#?}", d.trace);
+        let ruled_out = d
+            .trace
+            .iter()
+            .flat_map(|s| &s.facts)
+            .find(|f| f.kind == turnout::contract::FactKind::RuledOut)
+            .unwrap_or_else(|| panic!("{text}: no ruled_out fact in {:#?}", d.trace));
+        assert_eq!(ruled_out.name.as_deref(), Some(missing), "{text}");
+        assert_eq!(ruled_out.value.as_deref(), Some(rule), "{text}");
+    }
+    // With what is missing attached, the tool is called.
+    let attached = |text: &str, kind: &str| {
+        request(json!({
+            "messages": [{"role": "user", "content": text}],
+            "attachments": [{"kind": kind}]
+        }))
+    };
+    let d = decide(&rs, &model, &attached("что изображено на фото", "photo")).await;
+    assert_eq!(tools(&d), ["photo_describe"], "{:#?}", d.trace);
+    let d = decide(&rs, &model, &attached("расшифруй голосовое", "audio")).await;
+    assert_eq!(tools(&d), ["audio_transcribe"], "{:#?}", d.trace);
+    // Near misses: a request to draw or to read aloud is not a ruled-out tool's.
+    let d = decide(&rs, &model, &say("нарисуй фото заката над морем")).await;
+    assert_eq!(tools(&d), ["image_generate"], "{:#?}", d.trace);
+    let d = decide(&rs, &model, &say("озвучь текст: добро пожаловать")).await;
+    assert_eq!(tools(&d), ["speech_generate"], "{:#?}", d.trace);
+}
+
 /// A small pack (English, to keep it readable) with argument extraction.
 fn extracting_pack(extract: &str) -> turnout::compile::Loaded {
     let yaml = format!(

@@ -297,7 +297,7 @@ pub fn hold_out(
                 Vec::new()
             };
             let text = normalized.get(framing.start..).unwrap_or(&normalized);
-            let Some((top, partner)) = classifier.top_with(text, &all, &bias, &pairs) else {
+            let Some((top, partner)) = classifier.top_with(text, &all, &bias, &pairs, &[]) else {
                 continue;
             };
             held.push(HeldOut {

@@ -47,6 +47,9 @@ pub struct Top {
     pub best: (usize, f32),
     /// The second, if two classes are allowed.
     pub runner_up: Option<(usize, f32)>,
+    /// The highest-scoring of the watched classes (see [`Classifier::top_with`]), when it scores
+    /// above the best allowed one.
+    pub beaten_by: Option<usize>,
 }
 
 /// A trained classifier.
@@ -186,26 +189,31 @@ impl Classifier {
     /// The best allowed class and the runner-up for normalised `text`; `bias` (one number per
     /// class, or empty) is added to the scores before they become probabilities.
     pub fn top(&self, normalized: &str, allowed: &[bool], bias: &[f32]) -> Option<Top> {
-        self.top_with(normalized, allowed, bias, &[])
+        self.top_with(normalized, allowed, bias, &[], &[])
             .map(|(top, _)| top)
     }
 
     /// [`Self::top`], and of the classes paired with the best in `pairs` (allowed ones only),
-    /// the most probable with its probability.
+    /// the most probable with its probability. `watch`: classes (not allowed) whose scores are
+    /// compared with the best allowed one's ([`Top::beaten_by`]).
     pub fn top_with(
         &self,
         normalized: &str,
         allowed: &[bool],
         bias: &[f32],
         pairs: &[(usize, usize)],
+        watch: &[usize],
     ) -> Option<(Top, Option<(usize, f32)>)> {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let mut logits = std::mem::take(&mut scratch.logits);
             logits.resize(self.stride, 0.0);
             self.scores(normalized, bias, &mut scratch, &mut logits);
-            let top = best_two(&logits[..self.classes], allowed).map(|top| {
+            let top = best_two(&logits[..self.classes], allowed).map(|mut top| {
                 let (b, pb) = top.best;
+                top.beaten_by = (watch.iter().copied())
+                    .filter(|&c| logits.get(c).is_some_and(|&z| z > logits[b]))
+                    .max_by(|&x, &y| logits[x].total_cmp(&logits[y]));
                 let partner = pairs
                     .iter()
                     .filter_map(|&(x, y)| match (x == b, y == b) {
@@ -308,6 +316,7 @@ fn best_two(logits: &[f32], allowed: &[bool]) -> Option<Top> {
     Some(Top {
         best: (b, 1.0 / sum),
         runner_up: second.map(|(c, z)| (c, (z - zb).exp() / sum)),
+        beaten_by: None,
     })
 }
 

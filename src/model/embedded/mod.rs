@@ -67,6 +67,9 @@ pub struct Ranking {
     /// The best class's declared confusable partner when it was close enough to ask back
     /// (`router.embedded.confusable`), with its probability.
     pub torn: Option<(Target, f32)>,
+    /// A tool that would have been the best but a context rule with `ask_back` rules out, with
+    /// that rule's id: no tool, the answer asks for what is missing.
+    pub ruled_out: Option<(Target, Arc<str>)>,
 }
 
 /// How many rulesets' models are kept (the serving one, plus the one before it while requests
@@ -263,6 +266,21 @@ impl Index {
         allowed
     }
 
+    /// The tools that a context rule with `ask_back` rules out, as classes, with that rule's
+    /// id: when one of them scores above every allowed class, no tool is called. Offered or not:
+    /// a tool available only with a photo is not offered without one, and that is the case the
+    /// rule is about.
+    fn ask_back(&self, input: &RouterInput<'_>) -> Vec<(usize, Arc<str>)> {
+        let rules = &input.router.embedded.context;
+        (input.context.iter())
+            .filter_map(|&r| rules.get(r).filter(|rule| rule.ask_back))
+            .flat_map(|rule| {
+                (rule.rule_out.iter())
+                    .filter_map(|&tool| Some((self.class_of_tool(tool)?, rule.id.clone())))
+            })
+            .collect()
+    }
+
     /// The class of the ruleset's tool at this position.
     fn class_of_tool(&self, tool: usize) -> Option<usize> {
         self.tool_class.get(tool).copied().flatten()
@@ -329,7 +347,15 @@ impl Index {
         } else {
             Vec::new()
         };
-        let top = self.classifier.top_with(normalized, allowed, bias, &pairs);
+        let asking = self.ask_back(input);
+        let watch: Vec<usize> = asking.iter().map(|a| a.0).collect();
+        let top = self
+            .classifier
+            .top_with(normalized, allowed, bias, &pairs, &watch);
+        let ruled_out = top
+            .and_then(|(t, _)| t.beaten_by)
+            .and_then(|c| asking.iter().find(|a| a.0 == c))
+            .map(|(c, rule)| (self.targets[*c].clone(), rule.clone()));
         let best = top.map(|(t, _)| (self.targets[t.best.0].clone(), t.best.1));
         let runner_up = top
             .and_then(|(t, _)| t.runner_up)
@@ -343,7 +369,11 @@ impl Index {
                 let p2 = runner_up.as_ref().map_or(0.0, |r| r.1);
                 let active = input.skill.map(|s| &s.id);
                 let stays = matches!(target, Target::Skill(id) if Some(id) == active);
-                if *p1 < settings.threshold || p1 - p2 < settings.margin || stays || torn.is_some()
+                if *p1 < settings.threshold
+                    || p1 - p2 < settings.margin
+                    || stays
+                    || torn.is_some()
+                    || ruled_out.is_some()
                 {
                     Target::Chat
                 } else {
@@ -357,6 +387,7 @@ impl Index {
             runner_up,
             chosen,
             torn,
+            ruled_out,
         }
     }
 }

@@ -180,7 +180,17 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
                 .value(format!("{p:.2}")),
         );
     }
-    let why = if let Some((partner, p)) = &ranking.torn {
+    let why = if let Some((missing, rule)) = &ranking.ruled_out {
+        facts.push(
+            Fact::of(FactKind::RuledOut)
+                .name(code(missing))
+                .value(rule.to_string()),
+        );
+        format!(
+            "{} would have been the best, but context rule {rule} rules it out (ask_back): no tool, the answer asks for what is missing; best allowed {best}",
+            name(missing)
+        )
+    } else if let Some((partner, p)) = &ranking.torn {
         facts.push(
             Fact::of(FactKind::Confusable)
                 .name(code(partner))
