@@ -27,7 +27,9 @@
 //! - [`replay`] and [`lint`]: a corpus of requests decided and two rules versions compared on
 //!   it (with the test cases' comparison of decisions); a directory loaded exactly as reload
 //!   does, with whole-model meaning checks, the test cases run and their coverage measured.
-//! - `server`: the HTTP service (`turnout serve`): routes, connection limits, auth, metrics.
+//! - `server`: the HTTP service (`turnout serve`): routes, connection limits, auth, metrics;
+//!   `server::service::Service` owns what runs around them (reloads, watchers, SIGHUP, corpus,
+//!   decision log, shadow), so a program can embed the whole service.
 //! - `cli`: the `turnout` command line (thin; the library does the work).
 //!
 //! The engine knows no domain: tool ids, skill ids and Russian words live in `rules/` only.

@@ -3,20 +3,15 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::sync::mpsc;
 
 use super::LimitArgs;
 use crate::contract::ModelSpec;
-use crate::diag::Diagnostic;
-use crate::model::spec::{BuildOptions, KeySource};
-use crate::reload::{self, LiveRules, Trigger};
+use crate::model::spec::KeySource;
 use crate::replay::log::LogMessages;
 use crate::server::conn::{self, Stopped};
-use crate::server::playground::Corpus;
-use crate::server::{self, AppState, Config, Metrics, ModelSlot};
+use crate::server::service::{Service, Settings};
+use crate::server::{self, Config};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -252,127 +247,8 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// The acceptance test for rules when the model comes from `router.model`: a ruleset whose
-/// model this service could not build (a hosted API without its key) is refused by a reload
-/// just as the next start would refuse it, so an accepted edit can never stop the next start.
-fn model_check(keys: KeySource) -> reload::Accept {
-    Box::new(move |rs| {
-        let router = rs.router();
-        let spec = ModelSpec::choose(None, router);
-        match spec.check(&keys) {
-            Ok(()) => Vec::new(),
-            Err(e) => vec![
-                Diagnostic::error(
-                    "model-unavailable",
-                    format!("router.model '{spec}' cannot be used by this service: {e}"),
-                )
-                .at(router.model_at.clone())
-                .hint("set the key where the service runs, or start it with --model"),
-            ],
-        }
-    })
-}
-
+/// The service of the library, started with the flags' settings, on the bound listener.
 async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
-    let keys = KeySource::from_file(args.model_key_file.as_deref());
-    let options = BuildOptions {
-        keys: keys.clone(),
-        max_answer_bytes: usize::try_from(args.max_model_answer_bytes).unwrap_or(usize::MAX),
-    };
-    // A model named on the command line is the operator's choice: one that cannot be built
-    // stops the start. One named by the rules is checked by every reload instead.
-    let (model, accept) = match &args.model {
-        Some(spec) => (
-            ModelSlot::fixed(spec.build_opts(&options).map_err(|e| e.to_string())?),
-            None,
-        ),
-        None => (ModelSlot::from_rules(options), Some(model_check(keys))),
-    };
-    let limits = args.limits.limits();
-    let model = Arc::new(model);
-    let slot = model.clone();
-    let prepare: reload::Prepare = Box::new(move |rs| slot.prepare(rs));
-    let (rules, report) = LiveRules::load_prepared(&args.rules, limits, accept, Some(prepare));
-    rules.set_delete_settle(Duration::from_millis(args.delete_settle_ms));
-    server::log_reload(&report);
-    match rules.current() {
-        Some(rs) => drop(model.get(&rs)),
-        None => {
-            tracing::warn!(dir = %args.rules.display(), "no valid ruleset yet: /readyz answers 503 until the rules are fixed")
-        }
-    }
-    let metrics = Arc::new(Metrics::new());
-    metrics.reload(&report);
-    metrics.rules_read(report.bytes_read);
-    let corpus = match &args.corpus {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read the corpus {}: {e}", path.display()))?;
-            let (corpus, bad) = Corpus::new(&text);
-            for b in &bad {
-                tracing::warn!(line = b.line, error = %b.error, corpus = %path.display(), "corpus line skipped");
-            }
-            tracing::info!(
-                requests = corpus.len(),
-                "corpus replayed after every reload"
-            );
-            Some(Arc::new(corpus))
-        }
-        None => None,
-    };
-    let decision_log = match &args.decision_log {
-        Some(path) => {
-            let settings = server::decision_log::Settings {
-                path: path.clone(),
-                messages: args.log_messages,
-                queue_lines: usize::try_from(args.decision_log_queue).unwrap_or(usize::MAX),
-                queue_bytes: usize::try_from(args.decision_log_queue_bytes).unwrap_or(usize::MAX),
-                max_bytes: args.decision_log_max_bytes,
-                keep: args.decision_log_keep,
-                priority: args.background_priority,
-            };
-            let log = server::decision_log::DecisionLog::start(settings, metrics.clone())?;
-            tracing::info!(path = %path.display(), messages = args.log_messages.as_str(), "decisions logged");
-            Some(log)
-        }
-        None => None,
-    };
-    let (shadow, shadow_tx) = match &args.shadow {
-        Some(dir) => {
-            let (shadow, tx) = start_shadow(&args, dir, *rules.limits(), metrics.clone())?;
-            (Some(shadow), Some(tx))
-        }
-        None => (None, None),
-    };
-    let state = Arc::new(AppState {
-        rules: rules.clone(),
-        model,
-        metrics: metrics.clone(),
-        budget: server::body::Budget::new(config.body_budget),
-        config,
-        corpus,
-        decision_log,
-        shadow,
-    });
-    server::replay_corpus(&state).await;
-
-    // Reload requests from the watcher and SIGHUP go through one channel to one task, so
-    // reloads run one at a time, on a blocking thread, never on the request workers; a full
-    // channel means a reload is already pending, which will see the latest files anyway.
-    let (tx, rx) = mpsc::channel::<Trigger>(1);
-    let watch_tx = tx.clone();
-    let _watcher = reload::watch(rules.clone(), move || {
-        let _ = watch_tx.try_send(Trigger::Watch);
-    });
-    spawn_sighup(tx, shadow_tx.clone());
-    let _shadow_watcher = match (&state.shadow, shadow_tx) {
-        (Some(shadow), Some(tx)) => Some(reload::watch(shadow.rules().clone(), move || {
-            let _ = tx.try_send(Trigger::Watch);
-        })),
-        _ => None,
-    };
-    tokio::spawn(reload_task(state.clone(), rx));
-
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -393,112 +269,67 @@ async fn serve(args: Args, config: Config) -> Result<Stopped, String> {
             max_connections = room.max(1);
         }
     }
-    tracing::info!(%addr, model = state.model.name(), max_connections, "serving");
+    let log_on_stdout = args.decision_log.as_deref() == Some(std::path::Path::new("-"));
+    let settings = settings(args, config, max_connections);
+    let service = Service::start(settings).await?;
+    tracing::info!(%addr, model = service.state().model.name(), max_connections, "serving");
     // The one line on stdout: scripts and tests read the bound address from it. With the
     // decision log on stdout, stdout holds only its lines, and this goes to stderr.
-    if args.decision_log.as_deref() == Some(std::path::Path::new("-")) {
+    if log_on_stdout {
         eprintln!("turnout listening on http://{addr}");
     } else {
         println!("turnout listening on http://{addr}");
     }
-    let app = server::app(state.clone());
-    let limits = conn::Limits {
-        max_connections,
-        header_timeout: Duration::from_secs(args.header_timeout),
-        idle_timeout: Duration::from_secs(args.idle_timeout),
-        max_header_bytes: usize::try_from(args.max_header_bytes).unwrap_or(usize::MAX),
-        max_headers: usize::try_from(args.max_headers).unwrap_or(usize::MAX),
-    };
-    let stopped = conn::serve(
-        listener,
-        app,
-        limits,
-        metrics,
-        shutdown_signal(),
-        Duration::from_secs(args.shutdown_grace),
-    )
-    .await;
-    if let Some(log) = &state.decision_log {
-        log.drain(Duration::from_secs(2));
-    }
+    let stopped = service.serve(listener, shutdown_signal()).await;
     if stopped == Stopped::Clean {
         tracing::info!("stopped");
     }
     Ok(stopped)
 }
 
-/// Runs the reloads the channel asks for, one at a time. A reload that leaves a removal of rule
-/// files pending arms one timer for when its settle window ends; any later reload re-arms or
-/// clears it, so there is never more than one and nothing polls.
-async fn reload_task(state: Arc<AppState>, mut rx: mpsc::Receiver<Trigger>) {
-    let mut settle_at: Option<tokio::time::Instant> = None;
-    loop {
-        let report = match settle_at {
-            Some(at) => tokio::select! {
-                trigger = rx.recv() => match trigger {
-                    Some(t) => Some(server::reload_now(&state, t).await),
-                    None => return,
-                },
-                () = tokio::time::sleep_until(at) => server::settle_now(&state).await,
-            },
-            None => match rx.recv().await {
-                Some(t) => Some(server::reload_now(&state, t).await),
-                None => return,
-            },
+/// The flags as the library's settings.
+fn settings(args: Args, config: Config, max_connections: usize) -> Settings {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let decision_log = args
+        .decision_log
+        .map(|path| server::decision_log::Settings {
+            path,
+            messages: args.log_messages,
+            queue_lines: size(args.decision_log_queue),
+            queue_bytes: size(args.decision_log_queue_bytes),
+            max_bytes: args.decision_log_max_bytes,
+            keep: args.decision_log_keep,
+            priority: args.background_priority,
+        });
+    let shadow = args.shadow.map(|dir| {
+        let how = server::shadow::Settings {
+            queue: size(args.shadow_queue),
+            keep: size(args.shadow_keep),
+            priority: args.background_priority,
         };
-        settle_at = report
-            .as_ref()
-            .and_then(|r| r.pending_removal.as_ref())
-            .map(|p| tokio::time::Instant::now() + Duration::from_millis(p.applies_in_ms));
+        (dir, how)
+    });
+    Settings {
+        rules: args.rules,
+        model: args.model,
+        keys: KeySource::from_file(args.model_key_file.as_deref()),
+        max_model_answer_bytes: size(args.max_model_answer_bytes),
+        limits: args.limits.limits(),
+        delete_settle: Duration::from_millis(args.delete_settle_ms),
+        corpus: args.corpus,
+        decision_log,
+        shadow,
+        config,
+        connections: conn::Limits {
+            max_connections,
+            header_timeout: Duration::from_secs(args.header_timeout),
+            idle_timeout: Duration::from_secs(args.idle_timeout),
+            max_header_bytes: size(args.max_header_bytes),
+            max_headers: size(args.max_headers),
+        },
+        shutdown_grace: Duration::from_secs(args.shutdown_grace),
     }
 }
-
-/// Loads the shadow directory as the live one is loaded (its own reload task; no model: the
-/// shadow never calls one) and starts the shadow's thread.
-fn start_shadow(
-    args: &Args,
-    dir: &std::path::Path,
-    limits: crate::compile::Limits,
-    metrics: Arc<Metrics>,
-) -> Result<(server::shadow::Shadow, mpsc::Sender<Trigger>), String> {
-    let (rules, report) = LiveRules::load_prepared(dir, limits, None, None);
-    rules.set_delete_settle(Duration::from_millis(args.delete_settle_ms));
-    server::shadow::log_reload(&report);
-    if rules.current().is_none() {
-        tracing::warn!(dir = %dir.display(), "no valid shadow ruleset yet: requests are counted as result=\"unavailable\" until it is fixed");
-    }
-    let settings = server::shadow::Settings {
-        queue: usize::try_from(args.shadow_queue).unwrap_or(usize::MAX),
-        keep: usize::try_from(args.shadow_keep).unwrap_or(usize::MAX),
-        priority: args.background_priority,
-    };
-    let shadow = server::shadow::Shadow::start(rules.clone(), settings, metrics)?;
-    let (tx, rx) = mpsc::channel::<Trigger>(1);
-    tokio::spawn(server::shadow::reloads(rules, rx));
-    tracing::info!(dir = %dir.display(), queue = settings.queue, "shadow rules decide every request on the side");
-    Ok((shadow, tx))
-}
-
-#[cfg(unix)]
-fn spawn_sighup(tx: mpsc::Sender<Trigger>, shadow: Option<mpsc::Sender<Trigger>>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::hangup()) {
-        Ok(mut hup) => {
-            tokio::spawn(async move {
-                while hup.recv().await.is_some() {
-                    let _ = tx.try_send(Trigger::Signal);
-                    if let Some(shadow) = &shadow {
-                        let _ = shadow.try_send(Trigger::Signal);
-                    }
-                }
-            });
-        }
-        Err(e) => tracing::warn!(error = %e, "SIGHUP reload unavailable"),
-    }
-}
-
-#[cfg(not(unix))]
-fn spawn_sighup(_tx: mpsc::Sender<Trigger>, _shadow: Option<mpsc::Sender<Trigger>>) {}
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once (exit 130),
 /// without waiting for the grace period.

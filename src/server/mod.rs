@@ -11,6 +11,7 @@ pub mod decision_log;
 pub mod metrics;
 pub mod openapi;
 pub mod playground;
+pub mod service;
 pub mod shadow;
 
 use std::sync::Arc;

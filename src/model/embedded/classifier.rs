@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use super::top::{Top, best_two};
 use crate::text::{Normalizer, is_alphanumeric};
 
 /// How a [`Classifier`] is trained.
@@ -37,19 +38,6 @@ impl Default for Training {
             l2: 1e-5,
         }
     }
-}
-
-/// The best class of one message and the runner-up, with their probabilities over the allowed
-/// classes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Top {
-    /// The most probable allowed class and its probability.
-    pub best: (usize, f32),
-    /// The second, if two classes are allowed.
-    pub runner_up: Option<(usize, f32)>,
-    /// The highest-scoring of the watched classes (see [`Classifier::top_with`]), when it scores
-    /// above the best allowed one.
-    pub beaten_by: Option<usize>,
 }
 
 /// A trained classifier.
@@ -287,37 +275,6 @@ impl Classifier {
             *o = *o * inv + self.bias[c] + bias.get(c).copied().unwrap_or(0.0);
         }
     }
-}
-
-/// The best allowed class and the runner-up, with their probabilities (a softmax over the
-/// allowed classes, relative to the best score; nothing sorted).
-fn best_two(logits: &[f32], allowed: &[bool]) -> Option<Top> {
-    let mut best: Option<(usize, f32)> = None;
-    let mut second: Option<(usize, f32)> = None;
-    for (c, &z) in logits.iter().enumerate() {
-        if !allowed.get(c).copied().unwrap_or(false) {
-            continue;
-        }
-        if best.is_none_or(|b| z > b.1) {
-            second = best;
-            best = Some((c, z));
-        } else if second.is_none_or(|s| z > s.1) {
-            second = Some((c, z));
-        }
-    }
-    let (b, zb) = best?;
-    // Softmax relative to the best logit: exp(0) for the best, the rest smaller.
-    let sum: f32 = logits
-        .iter()
-        .zip(allowed)
-        .filter(|(_, ok)| **ok)
-        .map(|(z, _)| (z - zb).exp())
-        .sum();
-    Some(Top {
-        best: (b, 1.0 / sum),
-        runner_up: second.map(|(c, z)| (c, (z - zb).exp() / sum)),
-        beaten_by: None,
-    })
 }
 
 impl Classifier {

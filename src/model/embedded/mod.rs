@@ -30,6 +30,7 @@ pub mod calibrate;
 mod classifier;
 mod frames;
 mod route;
+mod top;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -39,8 +40,9 @@ use super::{Model, ModelAnswer, ModelError, RouterInput};
 use crate::compile::{RuleSet, ToolDef};
 use crate::text::Normalizer;
 
-pub use classifier::{Classifier, Top, Training};
+pub use classifier::{Classifier, Training};
 pub use frames::{Framing, frame};
+pub use top::Top;
 
 /// Where a message can go.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
