@@ -551,12 +551,11 @@ impl<'a> Explain<'a> {
 }
 
 mod tagged;
-use tagged::keyed_tag;
 mod words;
 
 use words::{
-    def_name, describe, did_you_mean, expected_types, last_key, parent, pattern_in_words, quote,
-    scalar_text, type_hint, words,
+    def_name, describe, did_you_mean, expected_types, keyed_tag, last_key, parent,
+    pattern_in_words, quote, scalar_text, type_hint, words,
 };
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind}
 use notify::{PollWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, NoCache, new_debouncer, new_debouncer_opt};
 
-use super::{LiveRules, WatcherHealth};
+use super::live::{LiveRules, WatcherHealth};
 
 /// How long the watcher waits for a burst of events to settle.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -93,7 +93,7 @@ pub fn watch(live: Arc<LiveRules>, changed: impl Fn() + Send + Sync + 'static) -
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Seen>();
     let mut state = Supervisor {
-        dir: live.dir.clone(),
+        dir: live.dir().to_path_buf(),
         armed: None,
         rearmed: 0,
     };

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Condition;
+use super::condition::Condition;
 
 /// How one argument of a tool is filled from the user's message when the embedded router calls
 /// the tool (an LLM fills arguments itself). The ways are tried in this order: `choose`,

@@ -5,10 +5,12 @@
 //! A rules directory holds several YAML files; each may carry any of the sections below, and the
 //! loader merges them into one model (lists are concatenated, `router` and `search` may appear once).
 
+mod condition;
 pub mod extract;
 pub mod schema;
 pub mod testcase;
 
+pub use condition::{ArgumentMatch, AttachmentMatch, Condition, SkillMatch};
 pub use extract::{
     ContextRule, ContextValue, EmbeddedRouter, Extraction, Frame, FrameKind, Split, Torn,
 };
@@ -443,81 +445,6 @@ pub struct Guard {
     pub tools: Vec<String>,
     /// The call is dropped when this holds.
     pub drop_when: Condition,
-}
-
-/// A condition on the request (and, in guards, on the call being checked). Write exactly one key.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Condition {
-    /// Every condition holds.
-    All(#[schemars(length(min = 1))] Vec<Condition>),
-    /// At least one condition holds.
-    Any(#[schemars(length(min = 1))] Vec<Condition>),
-    /// The condition does not hold.
-    Not(Box<Condition>),
-    /// The user's message is longer than this many characters.
-    LongerThan(usize),
-    /// The user's message is shorter than this many characters.
-    ShorterThan(usize),
-    /// The user's message contains a stem or pattern of this word list.
-    Mentions(String),
-    /// `true`: some skill is active; `false`: none is; a skill id: that skill is active.
-    SkillActive(SkillMatch),
-    /// The last assistant message ended with a question mark.
-    AssistantAsked(bool),
-    /// A draft is shown on screen.
-    DraftShown(bool),
-    /// A generation mode is on: `any`, or one of `image`, `video`, `music`, `voice`.
-    GenerationMode(String),
-    /// An attachment of this kind (and, if given, with or without a face) is attached.
-    Attachment(AttachmentMatch),
-    /// The interface mode hint equals this value.
-    UiMode(String),
-    /// A file is open in the interface.
-    FileOpen(bool),
-    /// The open file's name appears in the user's message.
-    OpenFileNamed(bool),
-    /// This integration is connected.
-    Integration(String),
-    /// The user's web search toggle is on.
-    SearchToggle(bool),
-    /// Guards only: an argument of the call has one of these values.
-    Argument(ArgumentMatch),
-    /// Guards only: the value of this argument of the call appears in the user's message.
-    ArgumentInMessage(String),
-    /// Guards only: an identical call (same tool, same arguments) already succeeded in this chat.
-    RepeatsSuccessfulCall(bool),
-}
-
-/// `true`/`false` (any skill / none) or a skill id.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum SkillMatch {
-    /// Any skill (`true`) or none (`false`).
-    Any(bool),
-    /// This skill.
-    Id(String),
-}
-
-/// Which attachment a condition asks for.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AttachmentMatch {
-    /// The attachment kind, e.g. `photo`.
-    pub kind: String,
-    /// If given, the photo must (or must not) show a face.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub face: Option<bool>,
-}
-
-/// An argument test for guards.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ArgumentMatch {
-    /// The argument's name.
-    pub name: String,
-    /// The values that make the condition hold.
-    pub one_of: Vec<Value>,
 }
 
 /// `folds`: one character to one character, the first not ASCII.

@@ -698,15 +698,6 @@ fn circles<'a>(graph: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<(Vec<&'a str
 /// tested or moved alone. The test fails on a new one, and on one of these that is gone (take
 /// it off the list).
 const KNOWN_CIRCLES: &[&[&str]] = &[
-    // The explainer of schema errors is one type, `Explain`, defined in check.rs with its impl
-    // continued in check/tagged.rs (tagged enums), which check.rs calls back (`keyed_tag`).
-    &["compile/check.rs", "compile/check/tagged.rs"],
-    // The live ruleset and the watcher's health are defined in reload/mod.rs and updated by
-    // watch.rs; mod.rs starts the watcher. The shared types would go to a file of their own.
-    &["reload/mod.rs", "reload/watch.rs"],
-    // A rule file's types (rules/mod.rs) hold the extraction types of extract.rs, whose rules
-    // are guarded by a `Condition` defined in mod.rs.
-    &["rules/extract.rs", "rules/mod.rs"],
     // The word helpers (`is_word`, `word_spans`, `Endings`, …) live in text/mod.rs, which also
     // uses the normalizer, phrase, fuzzy and gate matchers built on them.
     &[

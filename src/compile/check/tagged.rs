@@ -7,7 +7,9 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use super::Explain;
-use super::words::{def_name, describe, did_you_mean, expected_types, parent, type_hint, words};
+use super::words::{
+    def_name, describe, did_you_mean, expected_types, keyed_tag, parent, type_hint, words,
+};
 use crate::compile::source::escape;
 
 impl Explain<'_> {
@@ -241,17 +243,6 @@ fn tagged(branches: &[(&Value, &Vec<ValidationError<'static>>)]) -> Option<Tags>
         }
     }
     (!tags.keyed.is_empty() || !tags.bare.is_empty()).then_some(tags)
-}
-
-/// The tag of a `{type: object, required: [tag], properties: {tag: ..}}` alternative.
-pub(super) fn keyed_tag(alt: &Value) -> Option<String> {
-    if alt.get("type").and_then(Value::as_str) != Some("object") {
-        return None;
-    }
-    match alt.get("required").and_then(Value::as_array)?.as_slice() {
-        [Value::String(tag)] => Some(tag.clone()),
-        _ => None,
-    }
 }
 
 fn is_null_schema(alt: &Value) -> bool {

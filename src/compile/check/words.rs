@@ -176,3 +176,14 @@ pub(super) fn did_you_mean<'c>(
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
+
+/// The tag of a `{type: object, required: [tag], properties: {tag: ..}}` alternative.
+pub(super) fn keyed_tag(alt: &Value) -> Option<String> {
+    if alt.get("type").and_then(Value::as_str) != Some("object") {
+        return None;
+    }
+    match alt.get("required").and_then(Value::as_array)?.as_slice() {
+        [Value::String(tag)] => Some(tag.clone()),
+        _ => None,
+    }
+}
