@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
                 rt.block_on(engine::decide(
                     black_box(&rs),
                     black_box(&req),
-                    Some(&model),
+                    engine::Options::model(Some(&model)),
                 ))
             })
         });

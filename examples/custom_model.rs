@@ -57,7 +57,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }))?;
     // Dependencies go in as trait objects: the service would hold an Arc<dyn Model>.
     let model: Arc<dyn Model> = Arc::new(ToolByName);
-    let decision = turnout::engine::decide(&rules, &request, Some(model.as_ref())).await?;
+    let decision = turnout::engine::decide(
+        &rules,
+        &request,
+        turnout::engine::Options::model(Some(model.as_ref())),
+    )
+    .await?;
     println!("{}", serde_json::to_string_pretty(&decision)?);
     Ok(())
 }

@@ -246,7 +246,12 @@ pub(crate) async fn run_case_probed(
             return result;
         }
     };
-    match engine::decide_probed(rs, &case.request, Some(&model), probe).await {
+    let options = engine::Options {
+        model: Some(&model),
+        probe,
+        ..engine::Options::default()
+    };
+    match engine::decide(rs, &case.request, options).await {
         Ok(decision) => {
             result.failures = compare(&case.expect, &decision);
             result.decision = Some(decision);

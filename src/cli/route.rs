@@ -32,6 +32,10 @@ pub struct Args {
     /// gets an error object on its line, and the run goes on).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     max_request_bytes: u64,
+    /// Longest message in characters; a longer one is refused as `serve` refuses it (its line
+    /// gets an error object with --jsonl).
+    #[arg(long, value_name = "CHARS", default_value_t = 16_000)]
+    max_message_chars: usize,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -77,6 +81,9 @@ fn route_with(rs: &RuleSet, args: &Args) -> ExitCode {
         rs,
         model: model.as_deref(),
         max_bytes: args.max_request_bytes,
+        limits: engine::Limits {
+            max_message_chars: args.max_message_chars,
+        },
     };
     let ok = if args.jsonl {
         match route_lines(&router, jobs) {
@@ -265,6 +272,8 @@ struct Router<'a> {
     model: Option<&'a dyn Model>,
     /// `--max-request-bytes`.
     max_bytes: u64,
+    /// `--max-message-chars`.
+    limits: engine::Limits,
 }
 
 /// A count of the lines routed, on stderr when it is a terminal and stdout is not (decisions
@@ -342,9 +351,17 @@ impl Router<'_> {
     fn route(&self, input: &str, out: &mut Vec<u8>) -> Result<(), String> {
         let req =
             Request::from_json(input).map_err(|e| format!("the request is not valid: {e}"))?;
+        let options = engine::Options {
+            model: self.model,
+            limits: self.limits,
+            ..engine::Options::default()
+        };
+        let decision = engine::decide(self.rs, &req, options);
         let decision = match self.model {
-            None => engine::decide_without_model(self.rs, &req),
-            Some(m) => self.rt.block_on(engine::decide(self.rs, &req, Some(m))),
+            // Rules only, a decision never waits: no runtime is entered for it.
+            None => engine::ready(decision)
+                .ok_or("a decision without a model waited (a bug; please report it)")?,
+            Some(_) => self.rt.block_on(decision),
         }
         .map_err(|e| format!("the request is not valid: {}: {e}", e.field()))?;
         serde_json::to_writer(out, &decision).map_err(|e| e.to_string())

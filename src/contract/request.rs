@@ -224,6 +224,17 @@ impl Request {
         }
         Ok(())
     }
+
+    /// Checks that no message is longer than `max_message_chars` characters.
+    pub fn check_limits(&self, max_message_chars: usize) -> Result<(), RequestError> {
+        match (self.messages.iter()).position(|m| m.content.chars().count() > max_message_chars) {
+            Some(index) => Err(RequestError::TooLong {
+                index,
+                max: max_message_chars,
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A request that cannot be routed.
@@ -238,12 +249,32 @@ pub enum RequestError {
     /// The user's message is blank.
     #[error("the user's message is empty")]
     EmptyMessage,
+    /// The message at `index` is longer than the caller allows ([`Request::check_limits`]).
+    #[error("the message is longer than {max} characters")]
+    TooLong {
+        /// Which message, from the first.
+        index: usize,
+        /// The most characters allowed.
+        max: usize,
+    },
 }
 
 impl RequestError {
-    /// The request field the error is about.
-    pub fn field(&self) -> &'static str {
-        "messages"
+    /// The request field the error is about (`messages`, `messages[3].content`).
+    pub fn field(&self) -> String {
+        match self {
+            Self::TooLong { index, .. } => format!("messages[{index}].content"),
+            _ => "messages".to_owned(),
+        }
+    }
+
+    /// The error code an HTTP answer gives it: `message_too_long` for a message over the
+    /// limit, `invalid_request` for the rest.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooLong { .. } => "message_too_long",
+            _ => "invalid_request",
+        }
     }
 }
 
@@ -266,7 +297,7 @@ impl Request {
     pub fn from_json(body: &str) -> Result<Request, ParseError> {
         let req: Request = parse_json(body)?;
         req.check().map_err(|e| ParseError {
-            field: e.field().to_owned(),
+            field: e.field(),
             message: e.to_string(),
         })?;
         Ok(req)

@@ -21,52 +21,69 @@ use crate::model::Model;
 use crate::text::Normalized;
 use eval::{Ctx, Pending};
 
-/// Routes one message. `model: None` means rules only: the router is never called.
-///
-/// Call it inside a Tokio runtime with the time driver enabled (the model call has a timeout).
+/// What a request is held to beyond its format, whoever decides it: the service
+/// (`serve --max-message-chars`), `route`, `replay` and the test cases alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest message, in characters.
+    pub max_message_chars: usize,
+}
+
+impl Limits {
+    /// No limit: for requests a service has already accepted (a replay of its log, the shadow).
+    pub const NONE: Self = Self {
+        max_message_chars: usize::MAX,
+    };
+}
+
+impl Default for Limits {
+    /// `turnout serve`'s defaults.
+    fn default() -> Self {
+        Self {
+            max_message_chars: 16_000,
+        }
+    }
+}
+
+/// How to decide a request: the router model (`None`: rules only, the router is never called)
+/// and the limits.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// The router model.
+    pub model: Option<&'a dyn Model>,
+    /// What the request is held to.
+    pub limits: Limits,
+    /// Records which word lists the conditions consulted (test coverage).
+    pub(crate) probe: Option<&'a probe::Probe>,
+    /// A pre-rule, search rule, guard or context rule to act as if absent: what a replay asks
+    /// to tell a rule that decided a message from one that agreed with the model.
+    pub skip: Option<&'a str>,
+}
+
+impl<'a> Options<'a> {
+    /// With `model` and the default limits.
+    pub fn model(model: Option<&'a dyn Model>) -> Self {
+        Self {
+            model,
+            ..Self::default()
+        }
+    }
+}
+
+/// Routes one message: the one way every caller decides (the service, `route`, `replay`, the
+/// test cases). Call it inside a Tokio runtime with the time driver enabled when there is a
+/// model (its call has a timeout); rules only, it never waits ([`ready`] runs it).
 pub async fn decide(
     rs: &RuleSet,
     req: &Request,
-    model: Option<&dyn Model>,
+    options: Options<'_>,
 ) -> Result<Decision, RequestError> {
-    decide_probed(rs, req, model, None).await
-}
-
-/// [`decide`], recording in `probe` which word lists the conditions consulted (test coverage).
-pub(crate) async fn decide_probed(
-    rs: &RuleSet,
-    req: &Request,
-    model: Option<&dyn Model>,
-    probe: Option<&probe::Probe>,
-) -> Result<Decision, RequestError> {
-    decide_inner(rs, req, model, probe, None).await
-}
-
-/// [`decide`] as if the pre-rule, search rule, guard or context rule `rule` were not in the
-/// rules: what a replay asks to tell a rule that decided a message from one that agreed with
-/// the model.
-pub async fn decide_without_rule(
-    rs: &RuleSet,
-    req: &Request,
-    model: Option<&dyn Model>,
-    rule: &str,
-) -> Result<Decision, RequestError> {
-    decide_inner(rs, req, model, None, Some(rule)).await
-}
-
-async fn decide_inner(
-    rs: &RuleSet,
-    req: &Request,
-    model: Option<&dyn Model>,
-    probe: Option<&probe::Probe>,
-    skip: Option<&str>,
-) -> Result<Decision, RequestError> {
-    let normalized = prepare(rs, req)?;
+    let normalized = prepare(rs, req, &options.limits)?;
     let mut run = Run::new(rs, req, &normalized);
-    run.cx.probe = probe;
-    run.skip = skip;
+    run.cx.probe = options.probe;
+    run.skip = options.skip;
     if !run.pre_rules() {
-        match model {
+        match options.model {
             Some(model) => run.call_model(model).await,
             None => run.not_called(),
         }
@@ -74,18 +91,27 @@ async fn decide_inner(
     Ok(run.finish())
 }
 
-/// Routes one message with rules only, without an async runtime (what `--model none` does).
-pub fn decide_without_model(rs: &RuleSet, req: &Request) -> Result<Decision, RequestError> {
-    let normalized = prepare(rs, req)?;
-    let mut run = Run::new(rs, req, &normalized);
-    if !run.pre_rules() {
-        run.not_called();
+/// Runs a decision that does not wait (rules only: [`decide`] without a model) to its end on
+/// this thread, without a runtime; `None` if it waited after all.
+pub fn ready<T>(decision: impl Future<Output = T>) -> Option<T> {
+    let decision = std::pin::pin!(decision);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match decision.poll(&mut cx) {
+        std::task::Poll::Ready(d) => Some(d),
+        std::task::Poll::Pending => None,
     }
-    Ok(run.finish())
 }
 
-fn prepare(rs: &RuleSet, req: &Request) -> Result<Normalized, RequestError> {
+/// Rules only, with the default limits, without an async runtime: [`decide`] with no model,
+/// run by [`ready`].
+pub fn decide_without_model(rs: &RuleSet, req: &Request) -> Result<Decision, RequestError> {
+    ready(decide(rs, req, Options::default()))
+        .unwrap_or_else(|| unreachable!("a decision without a model never waits"))
+}
+
+fn prepare(rs: &RuleSet, req: &Request, limits: &Limits) -> Result<Normalized, RequestError> {
     req.check()?;
+    req.check_limits(limits.max_message_chars)?;
     Ok(rs
         .normalizer
         .normalize_mapped(req.user_message().unwrap_or_default()))
@@ -99,7 +125,7 @@ pub(crate) struct Run<'a> {
     model_call: Option<ModelCall>,
     model_search: bool,
     trace: Vec<TraceStep>,
-    /// A rule to act as if absent ([`decide_without_rule`]).
+    /// A rule to act as if absent ([`Options::skip`]).
     skip: Option<&'a str>,
 }
 

@@ -237,13 +237,14 @@ async fn decide_line(
         without = attribution::Without { inner, tool };
         model = Some(&without);
     }
-    match (model, skip) {
-        (m, Some(rule)) => engine::decide_without_rule(rs, &line.request, m, rule)
-            .await
-            .ok(),
-        (Some(m), None) => engine::decide(rs, &line.request, Some(m)).await.ok(),
-        (None, None) => engine::decide_without_model(rs, &line.request).ok(),
-    }
+    // A logged request was accepted by the service that logged it, under its own limits.
+    let options = engine::Options {
+        model,
+        skip,
+        limits: engine::Limits::NONE,
+        ..engine::Options::default()
+    };
+    engine::decide(rs, &line.request, options).await.ok()
 }
 
 /// What a replay gave, counted.

@@ -319,28 +319,10 @@ pub(crate) fn body_text<'a>(state: &AppState, bytes: &'a Bytes) -> Result<&'a st
         .map_err(|_| bad_request(state, "invalid_request", "body", "the body is not UTF-8"))
 }
 
-/// The limits every request is held to once parsed, whichever endpoint it came to; `prefix`
-/// is where the request sits in the body (`""` for `/v1/route`, `"request."` for `/v1/try`).
-pub(crate) fn check_request(state: &AppState, req: &Request, prefix: &str) -> Result<(), Response> {
-    let max = state.config.max_message_chars;
-    match req
-        .messages
-        .iter()
-        .position(|m| m.content.chars().count() > max)
-    {
-        Some(i) => Err(bad_request(
-            state,
-            "message_too_long",
-            &format!("{prefix}messages[{i}].content"),
-            &format!("the message is longer than {max} characters"),
-        )),
-        None => Ok(()),
-    }
-}
-
 /// Decides `req` with the serving rules and `model` (the service's own when `None`), counts
-/// it, logs it (`--decision-log`), and answers with `wrap` applied to the decision; `prefix` as
-/// for [`check_request`].
+/// it, logs it (`--decision-log`), and answers with `wrap` applied to the decision; `prefix` is
+/// where the request sits in the body (`""` for `/v1/route`, `"request."` for `/v1/try`), for
+/// the field an error names. The request's limits (`--max-message-chars`) are the engine's.
 pub(crate) async fn decide_and_answer(
     state: &AppState,
     req: Request,
@@ -356,10 +338,14 @@ pub(crate) async fn decide_and_answer(
     };
     let own = state.model.get(&rules);
     let model = model.or(own.as_deref());
-    let decision = match model {
-        Some(model) => engine::decide(&rules, &req, Some(model)).await,
-        None => engine::decide_without_model(&rules, &req),
+    let options = engine::Options {
+        model,
+        limits: engine::Limits {
+            max_message_chars: state.config.max_message_chars,
+        },
+        ..engine::Options::default()
     };
+    let decision = engine::decide(&rules, &req, options).await;
     match decision {
         Ok(d) => {
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
@@ -384,7 +370,7 @@ pub(crate) async fn decide_and_answer(
         }
         Err(e) => bad_request(
             state,
-            "invalid_request",
+            e.code(),
             &format!("{prefix}{}", e.field()),
             &e.to_string(),
         ),
@@ -416,9 +402,6 @@ async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response
         Ok(r) => r,
         Err(e) => return bad_request(&state, "invalid_request", &e.field, &e.message),
     };
-    if let Err(resp) = check_request(&state, &req, "") {
-        return resp;
-    }
     decide_and_answer(&state, req, origin, None, "", |d| Json(d).into_response()).await
 }
 

@@ -170,6 +170,43 @@ fn route_jsonl_answers_line_by_line_and_flags_bad_lines() {
     assert_eq!(lines[2]["outcome"], "chat");
 }
 
+/// `route` holds a message to the same limit `serve` does (`--max-message-chars`, 16,000 by
+/// default): before, only the service checked it, so a replay or a batch decided what the
+/// service would refuse.
+#[test]
+fn route_refuses_a_message_over_the_limit_as_serve_does() {
+    let long = "а".repeat(30);
+    let input = format!(
+        "{}\n{}\n",
+        serde_json::json!({"messages": [{"role": "user", "content": long}]}),
+        serde_json::json!({"messages": [{"role": "user", "content": "привет"}]}),
+    );
+    let args = [
+        "route",
+        "--jsonl",
+        "--model",
+        "none",
+        "--max-message-chars",
+        "20",
+    ];
+    let out = turnout(&args, Some(&input));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let error = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("messages[0].content") && error.contains("longer than 20 characters"),
+        "{error}"
+    );
+    assert_eq!(lines[1]["outcome"], "chat");
+    // Within the limit (the default), the same message is decided.
+    let out = turnout(&["route", "--jsonl", "--model", "none"], Some(&input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 /// `route` with these arguments on `input`, which it may stop reading early (a request over
 /// its limit): that is its answer, not the test's failure.
 fn route_large(args: &[&str], input: String) -> Output {
@@ -323,7 +360,15 @@ fn route_jsonl_batches_long_lines_by_size_in_input_order() {
             _ => json_line(&format!("{pad} строка {i}")) + "\n",
         })
         .collect();
-    let run = |jobs: &str| route_jsonl("none", jobs, &input);
+    // The messages are over the default 16,000 characters: the limit is raised, as batching,
+    // not the limit, is what this tests.
+    let run = |jobs: &str| {
+        let args = ["route", "--jsonl", "--model", "none", "--jobs", jobs];
+        route_large(
+            &[&args[..], &["--max-message-chars", "1000000"]].concat(),
+            input.clone(),
+        )
+    };
     let (one, two) = (run("1"), run("2"));
     for (jobs, out) in [("1", &one), ("2", &two)] {
         assert_eq!(out.status.code(), Some(2), "--jobs {jobs}");

@@ -29,7 +29,7 @@ fn say(text: &str) -> Request {
 }
 
 async fn decide(rs: &RuleSet, model: &EmbeddedModel, req: &Request) -> Decision {
-    turnout::engine::decide(rs, req, Some(model))
+    turnout::engine::decide(rs, req, turnout::engine::Options::model(Some(model)))
         .await
         .expect("decided")
 }

@@ -130,7 +130,9 @@ fn calls(list: &[(&str, Value)]) -> ScriptedModel {
 }
 
 async fn decide(rs: &RuleSet, r: &Request, m: &dyn Model) -> Decision {
-    engine::decide(rs, r, Some(m)).await.expect("routable")
+    engine::decide(rs, r, engine::Options::model(Some(m)))
+        .await
+        .expect("routable")
 }
 
 fn tools(d: &Decision) -> Vec<&str> {
@@ -470,7 +472,7 @@ fn the_decision_future_can_move_between_threads() {
     let rs = ruleset();
     let r = user("hello");
     let model = calls(&[]);
-    let fut = engine::decide(&rs, &r, Some(&model));
+    let fut = engine::decide(&rs, &r, engine::Options::model(Some(&model)));
     is_send(&fut);
 }
 

@@ -473,7 +473,11 @@ fn five_thousand_broken_requests_never_panic_or_hang() {
                     .collect();
                 let model = ScriptedModel::calls(calls);
                 let rs = rules.clone();
-                let decision = rt.block_on(engine::decide(&rs, &req, Some(&model)));
+                let decision = rt.block_on(engine::decide(
+                    &rs,
+                    &req,
+                    engine::Options::model(Some(&model)),
+                ));
                 if let Ok(d) = decision {
                     serde_json::to_string(&d).expect("a decision serialises");
                     decided += 1;

@@ -94,9 +94,17 @@ fn lines_where(rules: &Path, rule: &str) -> Vec<u64> {
         let d = match &script {
             Some(script) => {
                 let model = ScriptedModel::from_script(Some(script)).expect("script");
-                rt.block_on(engine::decide(&rs, &req, Some(&model)))
+                rt.block_on(engine::decide(
+                    &rs,
+                    &req,
+                    engine::Options::model(Some(&model)),
+                ))
             }
-            None => rt.block_on(engine::decide(&rs, &req, Some(&*embedded))),
+            None => rt.block_on(engine::decide(
+                &rs,
+                &req,
+                engine::Options::model(Some(&*embedded)),
+            )),
         }
         .expect("decided");
         if d.trace.iter().any(|s| s.rule.as_deref() == Some(rule)) {
