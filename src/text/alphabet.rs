@@ -213,20 +213,60 @@ impl Alphabet {
         let u = c as u32;
         match self.tabled.get(u as usize) {
             Some(&b) => b,
-            None => self.bytes[self.starts.partition_point(|&b| b <= u) - 1],
+            None => self.byte_at_or_above_table(u),
         }
     }
 
     /// `text` read through the alphabet, into `out`.
     pub(super) fn transcode(&self, text: &str, out: &mut Transcoded) {
+        // At most a character a byte: both vectors sized once and written by index (pushing
+        // re-read and re-stored each vector's length per character), then cut to the count;
+        // ASCII and two-byte characters (Cyrillic) are read from the table without decoding
+        // a `char`.
+        let bytes = text.as_bytes();
         out.bytes.clear();
         out.offsets.clear();
-        for (i, c) in text.char_indices() {
-            out.bytes.push(self.byte(c));
-            out.offsets.push(u32::try_from(i).unwrap_or(u32::MAX));
+        out.bytes.resize(bytes.len(), 0);
+        out.offsets.resize(bytes.len() + 1, 0);
+        let (to, at) = (&mut out.bytes[..], &mut out.offsets[..]);
+        let mut n = 0;
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            let (byte, width) = if b < 0x80 {
+                (self.tabled[usize::from(b)], 1)
+            } else if b & 0xE0 == 0xC0
+                && let Some(&b2) = bytes.get(i + 1)
+            {
+                // Every two-byte character is below U+0800; those below TABLED are tabled.
+                let u = (usize::from(b & 0x1F) << 6) | usize::from(b2 & 0x3F);
+                match self.tabled.get(u) {
+                    Some(&t) => (t, 2),
+                    None => (self.byte_at_or_above_table(u as u32), 2),
+                }
+            } else {
+                let c = text
+                    .get(i..)
+                    .and_then(|t| t.chars().next())
+                    .unwrap_or_default();
+                (self.byte(c), c.len_utf8())
+            };
+            if let (Some(t), Some(a)) = (to.get_mut(n), at.get_mut(n)) {
+                *t = byte;
+                *a = u32::try_from(i).unwrap_or(u32::MAX);
+            }
+            n += 1;
+            i += width;
         }
-        out.offsets
-            .push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+        if let Some(a) = at.get_mut(n) {
+            *a = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        }
+        out.bytes.truncate(n);
+        out.offsets.truncate(n + 1);
+    }
+
+    /// The byte of code point `u`'s atom, for `u` past the table.
+    fn byte_at_or_above_table(&self, u: u32) -> u8 {
+        self.bytes[self.starts.partition_point(|&b| b <= u) - 1]
     }
 
     /// `hir` (which is [`supported`], and was among the patterns the alphabet was made for)
@@ -268,6 +308,45 @@ impl Alphabet {
             HirKind::Alternation(parts) => {
                 Hir::alternation(parts.iter().map(|p| self.translate(p)).collect())
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The transcoding read character by character, as it was first written.
+    fn by_chars(a: &Alphabet, text: &str) -> (Vec<u8>, Vec<u32>) {
+        let bytes = text.chars().map(|c| a.byte(c)).collect();
+        let offsets = text
+            .char_indices()
+            .map(|(i, _)| i as u32)
+            .chain([text.len() as u32])
+            .collect();
+        (bytes, offsets)
+    }
+
+    #[test]
+    fn transcoding_reads_every_width_as_char_by_char() {
+        let hirs: Vec<Hir> = [r"\bпривет\w*\s+мир", r"[a-z]+\d", r"é[α-ω]ß", r"中\S"]
+            .iter()
+            .map(|p| regex_syntax::parse(p).expect("pattern"))
+            .collect();
+        let a = Alphabet::new(&hirs.iter().collect::<Vec<_>>()).expect("alphabet");
+        let mut out = Transcoded::default();
+        for text in [
+            "",
+            "a",
+            "привет, мир 42",
+            "é αβγ ß ÿ\u{4ff}\u{500}\u{7ff}\u{800} 中文 😀 end",
+            "\u{0}\t\n mixed ПРИВЕТ мир\u{2028}",
+            "ёжик в тумане, 中, 😀😀, ǅ",
+        ] {
+            a.transcode(text, &mut out);
+            let (bytes, offsets) = by_chars(&a, text);
+            assert_eq!(out.bytes, bytes, "{text}");
+            assert_eq!(out.offsets, offsets, "{text}");
         }
     }
 }
