@@ -159,26 +159,27 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         Target::Leave => "leaving the skill".into(),
         Target::Chat => "no tool".into(),
     };
-    let best = ranking
-        .best
-        .as_ref()
-        .map_or("nothing".into(), |(t, p)| format!("{} (p={p:.2})", name(t)));
-    let runner_up = ranking
+    // Each probability written once, for the prose and for its fact: a float's `{:.2}` is the
+    // dearest part of this note.
+    let best_p = ranking.best.as_ref().map(|(t, p)| (t, format!("{p:.2}")));
+    let runner_up_p = ranking
         .runner_up
         .as_ref()
-        .map_or("none".into(), |(t, p)| format!("{} (p={p:.2})", name(t)));
+        .map(|(t, p)| (t, format!("{p:.2}")));
+    let best = best_p
+        .as_ref()
+        .map_or("nothing".into(), |(t, p)| format!("{} (p={p})", name(t)));
+    let runner_up = runner_up_p
+        .as_ref()
+        .map_or("none".into(), |(t, p)| format!("{} (p={p})", name(t)));
     let chose = name(&ranking.chosen);
     let effect = match part {
         Some(text) => format!("embedded chose {chose} for the part '{text}'"),
         None => format!("embedded chose {chose}"),
     };
     let mut facts = Vec::new();
-    if let Some((t, p)) = &ranking.best {
-        facts.push(
-            Fact::of(FactKind::Best)
-                .name(code(t))
-                .value(format!("{p:.2}")),
-        );
+    if let Some((t, p)) = best_p {
+        facts.push(Fact::of(FactKind::Best).name(code(t)).value(p));
     }
     let why = if let Some((missing, rule)) = &ranking.ruled_out {
         facts.push(
@@ -210,12 +211,8 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         facts.push(Fact::of(FactKind::NotSure));
         format!("best {best} was not sure enough (threshold, margin), runner-up {runner_up}")
     };
-    if let Some((t, p)) = &ranking.runner_up {
-        facts.push(
-            Fact::of(FactKind::RunnerUp)
-                .name(code(t))
-                .value(format!("{p:.2}")),
-        );
+    if let Some((t, p)) = runner_up_p {
+        facts.push(Fact::of(FactKind::RunnerUp).name(code(t)).value(p));
     }
     let mut note = ModelNote::new(effect, why)
         .kind(EffectKind::Chose)
