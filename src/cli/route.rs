@@ -81,6 +81,7 @@ fn route_with(rs: &RuleSet, args: &Args) -> ExitCode {
         rs,
         model: model.as_deref(),
         max_bytes: args.max_request_bytes,
+        bytes_a_line: std::sync::atomic::AtomicUsize::new(512),
         limits: engine::Limits {
             max_message_chars: args.max_message_chars,
         },
@@ -274,6 +275,10 @@ struct Router<'a> {
     max_bytes: u64,
     /// `--max-message-chars`.
     limits: engine::Limits,
+    /// Room for a decided line's output, from the chunks decided so far: a chunk's buffer is
+    /// made this large at once (an embedded router's decision, with its trace, takes about
+    /// 1.7 KB, and growing the buffer to that copied it over and over).
+    bytes_a_line: std::sync::atomic::AtomicUsize,
 }
 
 /// A count of the lines routed, on stderr when it is a terminal and stdout is not (decisions
@@ -300,7 +305,9 @@ impl Router<'_> {
     /// Decides numbered lines; a bad line gets an error object on its line.
     fn route_chunk(&self, bytes: &[u8], lines: &[(usize, Line)]) -> Routed {
         let mut routed = Routed {
-            out: Vec::with_capacity(lines.len() * 512),
+            out: Vec::with_capacity(
+                lines.len() * self.bytes_a_line.load(std::sync::atomic::Ordering::Relaxed),
+            ),
             errors: Vec::new(),
             lines: lines.len(),
         };
@@ -344,6 +351,13 @@ impl Router<'_> {
             }
             routed.out.push(b'\n');
         }
+        // The average and an eighth, so that a chunk a little above it fits too; at most 8 KiB
+        // a line, so that a few huge lines do not make every later chunk's buffer huge.
+        let average = routed.out.len() / lines.len().max(1);
+        self.bytes_a_line.fetch_max(
+            (average + average / 8).min(8 << 10),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         routed
     }
 
