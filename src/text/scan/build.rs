@@ -56,11 +56,15 @@ impl<'n> Builder<'n> {
                     from,
                     first_letter_from: options.typo_first_letter_from.unwrap_or(usize::MAX),
                 });
-                let parse = |entry: &String| {
-                    phrase::parse_variants(&norm.normalize(entry.trim()), options.gap, typos, forms)
-                        .unwrap_or_default()
+                let parse = |entry: &str| {
+                    phrase::parse_variants(entry, options.gap, typos, forms).unwrap_or_default()
                 };
-                spec.words.iter().map(parse).collect()
+                match spec.normalized {
+                    Some(keys) => keys.iter().map(|k| parse(k)).collect(),
+                    None => (spec.words.iter())
+                        .map(|entry| parse(&norm.normalize(entry.trim())))
+                        .collect(),
+                }
             })
             .collect();
         for (spec, phrases) in lists.iter().zip(parsed) {

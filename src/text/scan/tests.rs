@@ -13,6 +13,7 @@ fn scanner_with(norm: &Normalizer, lists: &[(Vec<String>, ListOptions)]) -> Scan
     let specs: Vec<ListSpec<'_>> = lists
         .iter()
         .map(|(w, o)| ListSpec {
+            normalized: None,
             words: w,
             patterns: &[],
             options: o,
@@ -299,6 +300,7 @@ fn pattern_scanner(sources: &[&str]) -> Scanner {
         .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
         .collect();
     let spec = ListSpec {
+        normalized: None,
         words: &[],
         patterns: &patterns,
         options: &ListOptions::default(),
