@@ -3,12 +3,13 @@
 //! lists no condition mentions are found at the end.
 
 // Fx hashing: looking up each entry, and each prefix of its first word, is most of the checks.
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use super::ruleset::ListDef;
 use super::{Compiler, SourceFile, source};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Location};
 use crate::rules::{RuleFile, WordList};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
@@ -31,26 +32,55 @@ pub(super) fn patterns(
     sources.into_iter().zip(compiled).collect()
 }
 
+/// Every word list to compile, in file order, with its file and its index there (a list
+/// defined twice is compiled once, where it is first defined).
+fn unique_lists(files: &[(SourceFile, RuleFile)]) -> Vec<(&SourceFile, usize, &WordList)> {
+    let mut seen: HashSet<&str> = HashSet::default();
+    files
+        .iter()
+        .flat_map(|(file, rf)| (rf.word_lists.iter().enumerate()).map(move |(i, l)| (file, i, l)))
+        .filter(|(_, _, l)| seen.insert(&l.id))
+        .collect()
+}
+
+/// What one word list's `words` give on their own: each entry normalised the way messages are,
+/// the findings about entries (a bad one, a duplicate, one another entry covers), and where
+/// each entry (its words, then its patterns) is written.
+pub(super) struct CheckedWords {
+    pub keys: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub entry_at: Vec<Location>,
+}
+
+/// [`CheckedWords`] of every list [`Compiler::lists`] compiles, in the same order, on every
+/// core: they need nothing but the list (and are most of a large pack's list checks).
+pub(super) fn check_words(
+    files: &[(SourceFile, RuleFile)],
+    normalizer: &Normalizer,
+) -> Vec<CheckedWords> {
+    unique_lists(files)
+        .into_par_iter()
+        .map(|(file, i, l)| check_list_words(file, i, l, normalizer))
+        .collect()
+}
+
 impl Compiler<'_> {
     /// Every word list, in file order (a list defined twice is compiled once).
-    /// `patterns` holds every list pattern compiled ([`patterns`]).
+    /// `patterns` holds every list pattern compiled ([`patterns`]), `checked` what
+    /// [`check_words`] gave. Returns the lists and each one's normalised words.
     pub(super) fn lists(
         &mut self,
-        normalizer: &Normalizer,
         patterns: &HashMap<&str, Result<ListPattern, EntryError>>,
-    ) -> Vec<ListDef> {
-        let files = self.files;
+        checked: Vec<CheckedWords>,
+    ) -> (Vec<ListDef>, Vec<Vec<String>>) {
         let mut lists = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::default();
-        for (file, rf) in files {
-            for (i, l) in rf.word_lists.iter().enumerate() {
-                if !seen.insert(&l.id) {
-                    continue;
-                }
-                lists.push(self.word_list(file, i, l, normalizer, patterns));
-            }
+        let mut keys = Vec::new();
+        for ((file, i, l), checked) in unique_lists(self.files).into_iter().zip(checked) {
+            keys.push(checked.keys);
+            self.diagnostics.extend(checked.diagnostics);
+            lists.push(self.word_list(file, i, l, patterns, checked.entry_at));
         }
-        lists
+        (lists, keys)
     }
 
     /// Warns about the lists no condition mentions (run after every condition is compiled).
@@ -187,93 +217,9 @@ impl Compiler<'_> {
         file: &SourceFile,
         i: usize,
         l: &WordList,
-        normalizer: &Normalizer,
         compiled: &HashMap<&str, Result<ListPattern, EntryError>>,
+        entry_at: Vec<Location>,
     ) -> ListDef {
-        let keys: Vec<String> = l
-            .words
-            .iter()
-            .map(|w| normalizer.normalize(w.trim()))
-            .collect();
-        let heads: Vec<&str> = keys
-            .iter()
-            .map(|k| {
-                k.split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .trim_end_matches(['$', '*'])
-            })
-            .collect();
-        let forms = normalizer.endings().is_some();
-        // Each entry's first index, and the entries by first stem: duplicate and redundancy
-        // checks by lookup, linear in the list's length.
-        let mut first_of: HashMap<&str, usize> = HashMap::default();
-        let mut by_head: HashMap<&str, Vec<usize>> = HashMap::default();
-        for (k, key) in keys.iter().enumerate() {
-            first_of.entry(key.as_str()).or_insert(k);
-            if !heads[k].is_empty() {
-                by_head.entry(heads[k]).or_default().push(k);
-            }
-        }
-        for (j, w) in l.words.iter().enumerate() {
-            let p = format!("/word_lists/{i}/words/{j}");
-            if let Err(e) = WordMatcher::check_word(w) {
-                self.error("bad-word", format!("word list '{}': {e}", l.id), file, &p);
-                continue;
-            }
-            if let Some(&first) = first_of.get(keys[j].as_str()).filter(|&&f| f < j) {
-                self.warn(
-                    "duplicate-entry",
-                    format!(
-                        "'{w}' is already entry {} of word list '{}'",
-                        first + 1,
-                        l.id
-                    ),
-                    file,
-                    &p,
-                );
-                continue;
-            }
-            // An entry another one already covers (a shorter stem, fewer words) adds nothing.
-            // Only entries whose first stem starts this one can: look those up by each prefix
-            // of this entry's first word, instead of comparing every pair.
-            let first_word = keys[j]
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .trim_end_matches(['$', '*']);
-            let mut candidates: Vec<usize> = first_word
-                .char_indices()
-                .map(|(at, c)| &first_word[..at + c.len_utf8()])
-                .filter_map(|prefix| by_head.get(prefix))
-                .flatten()
-                .copied()
-                .collect();
-            candidates.sort_unstable();
-            let covering = candidates.into_iter().find(|&k| {
-                k != j
-                    && keys[k] != keys[j]
-                    && WordMatcher::covers(&keys[k], &keys[j], forms)
-                    && (k < j || !WordMatcher::covers(&keys[j], &keys[k], forms))
-            });
-            if let Some(k) = covering {
-                let d = Diagnostic::warning(
-                    "redundant-entry",
-                    format!(
-                        "'{w}' adds nothing to word list '{}': entry {} '{}' already matches everything it matches",
-                        l.id,
-                        k + 1,
-                        l.words[k]
-                    ),
-                )
-                .at(Some(file.locate(&p)))
-                .hint(format!(
-                    "every message '{w}' matches, '{}' matches too; remove '{w}', or narrow '{}' if '{w}' is the one you meant",
-                    l.words[k], l.words[k]
-                ));
-                self.diagnostics.push(d);
-            }
-        }
         let mut seen_patterns: HashMap<&str, usize> = HashMap::default();
         let mut patterns = Vec::with_capacity(l.patterns.len());
         for (j, pat) in l.patterns.iter().enumerate() {
@@ -330,13 +276,6 @@ impl Compiler<'_> {
             );
         }
         let options = self.list_options(file, i, l);
-        let entry_at = (0..l.words.len())
-            .map(|j| file.locate(&format!("/word_lists/{i}/words/{j}")))
-            .chain(
-                (0..l.patterns.len())
-                    .map(|j| file.locate(&format!("/word_lists/{i}/patterns/{j}"))),
-            )
-            .collect();
         ListDef {
             id: Arc::from(l.id.as_str()),
             patterns,
@@ -346,6 +285,108 @@ impl Compiler<'_> {
             at: file.locate(&format!("/word_lists/{i}/id")),
             entry_at,
         }
+    }
+}
+
+fn check_list_words(
+    file: &SourceFile,
+    i: usize,
+    l: &WordList,
+    normalizer: &Normalizer,
+) -> CheckedWords {
+    let entry_at: Vec<Location> = (0..l.words.len())
+        .map(|j| file.locate(&format!("/word_lists/{i}/words/{j}")))
+        .chain((0..l.patterns.len()).map(|j| file.locate(&format!("/word_lists/{i}/patterns/{j}"))))
+        .collect();
+    let mut diagnostics = Vec::new();
+    let keys: Vec<String> = l
+        .words
+        .iter()
+        .map(|w| normalizer.normalize(w.trim()))
+        .collect();
+    let heads: Vec<&str> = keys
+        .iter()
+        .map(|k| {
+            k.split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(['$', '*'])
+        })
+        .collect();
+    let forms = normalizer.endings().is_some();
+    // Each entry's first index, and the entries by first stem: duplicate and redundancy
+    // checks by lookup, linear in the list's length.
+    let mut first_of: HashMap<&str, usize> = HashMap::default();
+    let mut by_head: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (k, key) in keys.iter().enumerate() {
+        first_of.entry(key.as_str()).or_insert(k);
+        if !heads[k].is_empty() {
+            by_head.entry(heads[k]).or_default().push(k);
+        }
+    }
+    for (j, w) in l.words.iter().enumerate() {
+        let at = || Some(entry_at[j].clone());
+        if let Err(e) = WordMatcher::check_word(w) {
+            let d = Diagnostic::error("bad-word", format!("word list '{}': {e}", l.id));
+            diagnostics.push(d.at(at()));
+            continue;
+        }
+        if let Some(&first) = first_of.get(keys[j].as_str()).filter(|&&f| f < j) {
+            let d = Diagnostic::warning(
+                "duplicate-entry",
+                format!(
+                    "'{w}' is already entry {} of word list '{}'",
+                    first + 1,
+                    l.id
+                ),
+            );
+            diagnostics.push(d.at(at()));
+            continue;
+        }
+        // An entry another one already covers (a shorter stem, fewer words) adds nothing.
+        // Only entries whose first stem starts this one can: look those up by each prefix
+        // of this entry's first word, instead of comparing every pair.
+        let first_word = keys[j]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(['$', '*']);
+        let mut candidates: Vec<usize> = first_word
+            .char_indices()
+            .map(|(at, c)| &first_word[..at + c.len_utf8()])
+            .filter_map(|prefix| by_head.get(prefix))
+            .flatten()
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        let covering = candidates.into_iter().find(|&k| {
+            k != j
+                && keys[k] != keys[j]
+                && WordMatcher::covers(&keys[k], &keys[j], forms)
+                && (k < j || !WordMatcher::covers(&keys[j], &keys[k], forms))
+        });
+        if let Some(k) = covering {
+            let d = Diagnostic::warning(
+                    "redundant-entry",
+                    format!(
+                        "'{w}' adds nothing to word list '{}': entry {} '{}' already matches everything it matches",
+                        l.id,
+                        k + 1,
+                        l.words[k]
+                    ),
+                )
+                .at(at())
+                .hint(format!(
+                    "every message '{w}' matches, '{}' matches too; remove '{w}', or narrow '{}' if '{w}' is the one you meant",
+                    l.words[k], l.words[k]
+                ));
+            diagnostics.push(d);
+        }
+    }
+    CheckedWords {
+        keys,
+        diagnostics,
+        entry_at,
     }
 }
 
@@ -451,17 +492,21 @@ fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&crate::rules::Typo
 }
 
 /// The one-pass matcher over every list's words and patterns (it holds its own error when an
-/// automaton is too large to build; see [`Compiler::scanner_finding`]); `files` give the
-/// known words of `matching.typos`.
+/// automaton is too large to build; see [`Compiler::scanner_finding`]); `keys` are each list's
+/// words normalised by `normalizer` ([`CheckedWords::keys`]), `files` give the known words of
+/// `matching.typos`.
 pub(super) fn scanner(
     lists: &[ListDef],
+    keys: &[Vec<String>],
     normalizer: &Normalizer,
     files: &[(SourceFile, RuleFile)],
 ) -> Scanner {
     let specs: Vec<ListSpec<'_>> = lists
         .iter()
-        .map(|l| ListSpec {
+        .zip(keys)
+        .map(|(l, keys)| ListSpec {
             words: &l.entries[..l.words],
+            normalized: Some(keys),
             patterns: &l.patterns,
             options: &l.options,
         })

@@ -399,19 +399,24 @@ impl<'a> Compiler<'a> {
     fn compile(&mut self, version: String, paths: Vec<PathBuf>) -> Option<RuleSet> {
         self.symbols();
         let normalizer = self.normalizer();
-        // Every pattern first, list and extraction patterns side by side: on a small pack
-        // either kind alone leaves a core idle.
+        // Every pattern, list and extraction patterns side by side (on a small pack either
+        // kind alone leaves a core idle), while the lists' words are checked.
         let files = self.files;
-        let (list_patterns, extract_patterns) = rayon::join(
-            || lists::patterns(files),
-            || tools::extraction_patterns(files),
+        let ((list_patterns, extract_patterns), checked) = rayon::join(
+            || {
+                rayon::join(
+                    || lists::patterns(files),
+                    || tools::extraction_patterns(files),
+                )
+            },
+            || lists::check_words(files, &normalizer),
         );
         self.extract_patterns = extract_patterns;
-        let lists = self.lists(&normalizer, &list_patterns);
+        let (lists, keys) = self.lists(&list_patterns, checked);
         // The scanner's automata (a quarter of the work) are built on another core while the
         // rest compiles; its finding, if any, is added after.
         let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
-            || lists::scanner(&lists, &normalizer, files),
+            || lists::scanner(&lists, &keys, &normalizer, files),
             || {
                 let skills = self.skills();
                 let tools = self.tools(&normalizer);

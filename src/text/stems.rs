@@ -2,26 +2,25 @@
 //!
 //! Up to a few thousand stems, one DFA holds them all. Past that, one automaton of them all is
 //! slow to build (on one core) and its walk is mostly cache misses; they are then split by
-//! their first character: a word start looks up the automaton of its first character and walks
-//! only that one, which holds the stems that share it, over an alphabet of only their own
-//! letters (a word whose first character starts no stem costs that one lookup). The automata
-//! are built on every core.
+//! their first character: a word start looks up the stems of its first character and walks
+//! only those, in a [`Trie`] of their bytes (a word whose first character starts no stem costs
+//! that one lookup). The tries are built on every core.
+//!
+//! A trie, not an Aho-Corasick automaton: the walk is anchored, so it needs no failure
+//! transitions, and the crate's builder is slow on many stems: its start state holds all 256
+//! bytes in a list walked for every stem's first byte (208 links for a Cyrillic letter), and
+//! each state's transitions in a list walked for each byte added. The trie is built from the
+//! stems sorted, each node's children side by side, in time linear in the stems' bytes.
 
 use std::collections::HashMap;
 
 use aho_corasick::automaton::Automaton;
-use aho_corasick::nfa::contiguous;
 use aho_corasick::{Anchored, BuildError, MatchKind, StartKind, dfa};
 use rayon::prelude::*;
 
 /// Up to this many stems, one automaton holds them all (each automaton has a fixed cost, and a
 /// pack's tools each have a few stems of their own); above, one per first character.
 const SPLIT_FROM: usize = 3_000;
-
-/// Up to this many stems, an automaton is a DFA (fastest); above it a contiguous NFA (the DFA's
-/// memory and build time grow with stems × alphabet: in a pack grown 100 times, about 5,000
-/// stems a letter, NFAs load in 0.55 s against 0.62 s, and decide no slower).
-const DFA_MAX_STEMS: usize = 300;
 
 /// First characters below this (Latin, Greek, Cyrillic) find their automaton in a table; the
 /// others by a binary search.
@@ -47,27 +46,102 @@ pub(super) enum WordStarts {
 pub(super) struct Split {
     /// The automaton of each first character below [`TABLED`], or [`NONE`].
     tabled: Box<[u16]>,
-    /// The automata of the other first characters, sorted by character.
+    /// The tries of the other first characters, sorted by character.
     others: Vec<(char, u16)>,
-    groups: Vec<Group>,
+    groups: Vec<Trie>,
 }
 
-/// The stems of some first characters.
+/// A trie of byte strings, walked from a place in a text: every string that starts exactly
+/// there. Its nodes are numbered breadth first, each node's children side by side in byte
+/// order, so that a node is found among its siblings by a scan of a few bytes.
 #[derive(Debug, Clone)]
-struct Group {
-    automaton: Anchor,
-    /// The index (in the list given to [`WordStarts::new`]) of each of the automaton's stems.
-    stems: Vec<u32>,
+struct Trie {
+    nodes: Vec<Node>,
+    /// The byte that leads to each node (the root's is 0, unused).
+    bytes: Vec<u8>,
 }
 
-#[derive(Debug, Clone)]
-enum Anchor {
-    Dfa(dfa::DFA),
-    Nfa(contiguous::NFA),
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    /// The first child's index; the children follow it.
+    first: u32,
+    /// How many children.
+    children: u16,
+    /// The stem that ends here (the caller's index), or [`NO_STEM`].
+    stem: u32,
+}
+
+/// No stem ends at a node.
+const NO_STEM: u32 = u32::MAX;
+
+/// Past this many children, a node's child is looked up by a binary search.
+const SCANNED: usize = 8;
+
+impl Trie {
+    /// The trie of `stems`, distinct and not empty, each with its caller's index.
+    fn new(stems: &[(&[u8], u32)]) -> Self {
+        let mut sorted: Vec<(&[u8], u32)> = stems.to_vec();
+        sorted.sort_unstable();
+        let leaf = Node {
+            first: 0,
+            children: 0,
+            stem: NO_STEM,
+        };
+        let mut nodes = vec![leaf];
+        let mut bytes = vec![0];
+        // Breadth first: (node, the stems under it, its depth). Every stem under a node starts
+        // with the node's bytes, and sorted, those that go on with the same byte stand together.
+        let mut pending = std::collections::VecDeque::from([(0, 0, sorted.len(), 0)]);
+        while let Some((node, mut from, to, depth)) = pending.pop_front() {
+            if let Some(&(stem, index)) = sorted.get(from).filter(|s| s.0.len() == depth) {
+                debug_assert!(from + 1 == to || sorted[from + 1].0 != stem, "distinct");
+                nodes[node].stem = index;
+                from += 1;
+            }
+            let first = nodes.len();
+            while from < to {
+                let byte = sorted[from].0[depth];
+                let end = from + sorted[from..to].partition_point(|s| s.0[depth] == byte);
+                pending.push_back((nodes.len(), from, end, depth + 1));
+                nodes.push(leaf);
+                bytes.push(byte);
+                from = end;
+            }
+            nodes[node].first = u32::try_from(first).unwrap_or(u32::MAX);
+            nodes[node].children = u16::try_from(nodes.len() - first).unwrap_or(u16::MAX);
+        }
+        Self { nodes, bytes }
+    }
+
+    /// Calls `f(end, stem)` for every stem that starts exactly at byte `start` of `text`,
+    /// shortest first.
+    #[inline(always)]
+    fn walk(&self, text: &[u8], start: usize, f: &mut impl FnMut(usize, usize)) {
+        let mut node = self.nodes[0];
+        for (offset, &byte) in text.get(start..).unwrap_or(&[]).iter().enumerate() {
+            let first = node.first as usize;
+            let Some(siblings) = self.bytes.get(first..first + usize::from(node.children)) else {
+                return;
+            };
+            let found = if siblings.len() <= SCANNED {
+                siblings.iter().position(|&b| b == byte)
+            } else {
+                siblings.binary_search(&byte).ok()
+            };
+            let Some(k) = found else {
+                return;
+            };
+            node = self.nodes[first + k];
+            if node.stem != NO_STEM {
+                f(start + offset + 1, node.stem as usize);
+            }
+        }
+    }
 }
 
 impl WordStarts {
-    /// The automata of `stems` (distinct and not empty; an empty one is skipped).
+    /// The automata of `stems` (distinct and not empty; an empty one is skipped; the index of
+    /// each fits in a `u32`).
     pub(super) fn new(stems: &[&str]) -> Result<Self, BuildError> {
         if stems.len() <= SPLIT_FROM {
             return Ok(Self::One(dfa(stems)?));
@@ -87,22 +161,12 @@ impl WordStarts {
         let groups = members
             .into_par_iter()
             .map(|ids| {
-                let own: Vec<&str> = ids.iter().map(|&i| stems[i as usize]).collect();
-                let automaton = if own.len() <= DFA_MAX_STEMS {
-                    Anchor::Dfa(dfa(&own)?)
-                } else {
-                    Anchor::Nfa(
-                        contiguous::NFA::builder()
-                            .match_kind(MatchKind::Standard)
-                            .build(&own)?,
-                    )
-                };
-                Ok(Group {
-                    automaton,
-                    stems: ids,
-                })
+                let own: Vec<(&[u8], u32)> = (ids.iter())
+                    .map(|&i| (stems[i as usize].as_bytes(), i))
+                    .collect();
+                Trie::new(&own)
             })
-            .collect::<Result<Vec<_>, BuildError>>()?;
+            .collect();
         let mut tabled = vec![NONE; TABLED].into_boxed_slice();
         let mut others = Vec::new();
         for (c, g) in group_of {
@@ -143,13 +207,8 @@ impl Split {
                 Err(_) => NONE,
             },
         };
-        let Some(group) = self.groups.get(usize::from(g)) else {
-            return;
-        };
-        let mut found = |end: usize, k: usize| f(end, group.stems[k] as usize);
-        match &group.automaton {
-            Anchor::Dfa(d) => walk(d, text, start, &mut found),
-            Anchor::Nfa(n) => walk(n, text, start, &mut found),
+        if let Some(trie) = self.groups.get(usize::from(g)) {
+            trie.walk(text.as_bytes(), start, f);
         }
     }
 }
@@ -239,15 +298,7 @@ mod tests {
         let WordStarts::Split(split) = &w else {
             panic!("{} stems are split", stems.len());
         };
-        assert_eq!(split.groups.len(), 6, "one automaton per first character");
-        let kinds: Vec<bool> = (split.groups.iter())
-            .map(|g| matches!(g.automaton, Anchor::Nfa(_)))
-            .collect();
-        assert_eq!(
-            kinds,
-            [true, true, true, true, true, false],
-            "past {DFA_MAX_STEMS}: NFA"
-        );
+        assert_eq!(split.groups.len(), 6, "one trie per first character");
         for text in ["a123x", "b7", "α70 ", "x中699", "r12", "r2", "zz", "q"] {
             for start in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
                 assert_eq!(
@@ -257,5 +308,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_trie_finds_what_a_plain_search_finds() {
+        // Chains of prefixes, siblings past the scanned few (a binary search), several bytes a
+        // letter, and a stem that is one byte of a longer letter's two.
+        let mut owned: Vec<String> = ["a", "ab", "abc", "abd", "b", "ба", "баб", "б", "\u{3b1}"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        owned.extend((0..40u8).map(|i| format!("x{}", char::from(b'0' + i))));
+        owned.extend(["中文", "中", "ж"].map(str::to_owned));
+        let stems: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let with_index: Vec<(&[u8], u32)> = (stems.iter().zip(0..))
+            .map(|(s, i)| (s.as_bytes(), i))
+            .collect();
+        let trie = Trie::new(&with_index);
+        let texts = [
+            "abcd",
+            "abd",
+            "x",
+            "x7 x9",
+            "бабушка",
+            "жбан",
+            "中文字",
+            "α",
+            "",
+            "q",
+        ];
+        for text in texts {
+            for start in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+                let mut out = Vec::new();
+                trie.walk(text.as_bytes(), start, &mut |end, stem| {
+                    out.push((end, stem))
+                });
+                assert_eq!(out, plainly(&stems, text, start), "{text} at {start}");
+            }
+        }
+        // Past the text's end: nothing.
+        let mut none = true;
+        trie.walk(b"ab", 5, &mut |_, _| none = false);
+        assert!(none);
+        let empty = Trie::new(&[]);
+        empty.walk(b"ab", 0, &mut |_, _| panic!("no stem"));
     }
 }

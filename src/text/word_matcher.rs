@@ -24,6 +24,7 @@ impl WordMatcher {
             ..ListOptions::default()
         };
         let spec = ListSpec {
+            normalized: None,
             words,
             patterns: &compiled,
             options: &options,

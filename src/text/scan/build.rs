@@ -56,11 +56,15 @@ impl<'n> Builder<'n> {
                     from,
                     first_letter_from: options.typo_first_letter_from.unwrap_or(usize::MAX),
                 });
-                let parse = |entry: &String| {
-                    phrase::parse_variants(&norm.normalize(entry.trim()), options.gap, typos, forms)
-                        .unwrap_or_default()
+                let parse = |entry: &str| {
+                    phrase::parse_variants(entry, options.gap, typos, forms).unwrap_or_default()
                 };
-                spec.words.iter().map(parse).collect()
+                match spec.normalized {
+                    Some(keys) => keys.iter().map(|k| parse(k)).collect(),
+                    None => (spec.words.iter())
+                        .map(|entry| parse(&norm.normalize(entry.trim())))
+                        .collect(),
+                }
             })
             .collect();
         for (spec, phrases) in lists.iter().zip(parsed) {
@@ -99,12 +103,12 @@ impl<'n> Builder<'n> {
             let k = index(self.entries.patterns.len());
             match &re.start {
                 PatternStart::AtWords(prefixes) => {
-                    for prefix in prefixes {
+                    for prefix in shortest(prefixes) {
                         self.word_starts.add(prefix, Target::Pattern(k));
                     }
                 }
                 PatternStart::Prefixes(prefixes) => {
-                    for prefix in prefixes {
+                    for prefix in shortest(prefixes) {
                         self.anywhere.add(prefix, Target::Pattern(k));
                     }
                 }
@@ -153,10 +157,50 @@ impl<'n> Builder<'n> {
     }
 }
 
+/// The prefixes of one pattern that no other of its prefixes starts, sorted. A pattern is
+/// tried from the first place one of its prefixes occurs, and wherever a longer one occurs
+/// the shorter one it extends occurs too, at the same place: the longer keys find nothing
+/// new. (`x\s*-?\s*\d+` has some forty prefixes, `x` and `x` followed by each space and
+/// digit; the automaton needs only `x`.)
+fn shortest<P: AsRef<[u8]>>(prefixes: &[P]) -> Vec<&P> {
+    let mut sorted: Vec<&P> = prefixes.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+    let mut kept: Vec<&P> = Vec::with_capacity(sorted.len());
+    for p in sorted {
+        // Sorted, every key that extends a kept one follows it before any other key does.
+        if kept
+            .last()
+            .is_none_or(|k| !p.as_ref().starts_with(k.as_ref()))
+        {
+            kept.push(p);
+        }
+    }
+    kept
+}
+
 /// A strategy that was built, or none (and why, in `error`).
 fn keep<T>(built: Result<Option<T>, String>, error: &mut Option<String>) -> Option<T> {
     built.unwrap_or_else(|e| {
         *error = Some(e);
         None
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortest;
+
+    #[test]
+    fn only_prefixes_no_other_prefix_starts_are_kept() {
+        let prefixes = ["ab\t", "ab", "b1", "ab ", "abc", "b", "c2", "c", "ca"];
+        assert_eq!(shortest(&prefixes), [&"ab", &"b", &"c"]);
+        let bytes: Vec<Vec<u8>> = vec![b"x1".to_vec(), b"y".to_vec(), b"x2".to_vec()];
+        let kept: Vec<&[u8]> = shortest(&bytes).into_iter().map(Vec::as_slice).collect();
+        assert_eq!(
+            kept,
+            [b"x1".as_slice(), b"x2", b"y"],
+            "none extends another"
+        );
+        assert!(shortest::<&str>(&[]).is_empty());
+    }
 }

@@ -47,6 +47,9 @@ pub struct ListOptions {
 #[derive(Debug, Clone, Copy)]
 pub struct ListSpec<'a> {
     pub words: &'a [String],
+    /// The same entries trimmed and normalised by the scanner's [`Normalizer`], when the
+    /// caller has them already (`None`: the scanner normalises them).
+    pub normalized: Option<&'a [String]>,
     pub patterns: &'a [Option<ListPattern>],
     pub options: &'a ListOptions,
 }

@@ -13,6 +13,7 @@ fn scanner_with(norm: &Normalizer, lists: &[(Vec<String>, ListOptions)]) -> Scan
     let specs: Vec<ListSpec<'_>> = lists
         .iter()
         .map(|(w, o)| ListSpec {
+            normalized: None,
             words: w,
             patterns: &[],
             options: o,
@@ -299,6 +300,7 @@ fn pattern_scanner(sources: &[&str]) -> Scanner {
         .map(|p| Some(super::super::compile_list_pattern(p).expect("valid")))
         .collect();
     let spec = ListSpec {
+        normalized: None,
         words: &[],
         patterns: &patterns,
         options: &ListOptions::default(),
@@ -318,6 +320,16 @@ fn patterns_run_only_from_their_prefix_and_keep_word_boundaries() {
     let text = "to be paid up to 30 m";
     let h = s.scan(text).get(0).expect("a hit");
     assert_eq!((&text[h.start..h.end], h.entry), ("to 30 m", 2));
+    // A pattern found anywhere, by the shortest of its prefixes (`ab`, not `ab 1`, `ab-`, …).
+    let s = pattern_scanner(&[r"ab\s*-?\s*\d+"]);
+    for (text, found) in [
+        ("xab - 12", Some((1, 8))),
+        ("ab", None),
+        ("abab 3", Some((2, 6))),
+    ] {
+        let hit = s.scan(text).get(0).map(|h| (h.start, h.end));
+        assert_eq!(hit, found, "{text}");
+    }
     // Anchored at the start: tried there only; a prefix cut inside a letter still counts.
     let s = pattern_scanner(&[r"^(?:so\s+)?what\b", r"\b\u{3BA}\u{3B1}(\u{3BB}|\u{3BC})"]);
     assert_eq!(s.scan("so what is it").get(0).map(|h| h.entry), Some(0));
