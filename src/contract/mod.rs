@@ -5,6 +5,7 @@
 
 pub mod decision;
 pub mod model_spec;
+pub mod parse;
 pub mod request;
 
 pub use decision::{
@@ -12,7 +13,7 @@ pub use decision::{
     TraceStep,
 };
 pub use model_spec::{ModelSpec, SpecError};
+pub use parse::{ParseError, parse_json};
 pub use request::{
-    Attachment, GenerationMode, Message, OpenFile, ParseError, RecentCall, Request, RequestError,
-    Role, Ui, parse_json,
+    Attachment, GenerationMode, Message, OpenFile, RecentCall, Request, RequestError, Role, Ui,
 };

@@ -73,8 +73,7 @@ pub fn parse_error(name: &str) -> Result<ModelError, String> {
                 format!(
                     "unknown scripted model error {}; expected timeout, garbage, invalid_json, \
                      bad_arguments_json, connection_refused, rate_limited or http_NNN",
-                    serde_json::to_string(&*crate::contract::request::cut(other))
-                        .unwrap_or_default()
+                    serde_json::to_string(&*crate::contract::parse::cut(other)).unwrap_or_default()
                 )
             }),
     }

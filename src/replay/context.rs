@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::{Line, Unexpected};
-use crate::contract::request::cut_to;
+use crate::contract::parse::cut_to;
 use crate::contract::{Decision, Request};
 use crate::rules::testcase::ModelScript;
 use crate::testing;

@@ -290,7 +290,7 @@ pub fn cases(lines: &[Line], found: &[Found], kinds: &[Kind], max: usize) -> Tes
                 "{} ({}, {where_from}): {}",
                 f.kind.name(),
                 f.key,
-                crate::contract::request::cut_to(message, NAME_CHARS)
+                crate::contract::parse::cut_to(message, NAME_CHARS)
             ),
             behaviours: Vec::new(),
             request: line.request.clone(),

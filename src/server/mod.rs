@@ -29,7 +29,7 @@ use subtle::ConstantTimeEq;
 
 use crate::contract::ModelSpec;
 use crate::contract::Request;
-use crate::contract::request::cut_to;
+use crate::contract::parse::cut_to;
 use crate::engine;
 use crate::model::Model;
 use crate::model::spec::BuildOptions;
