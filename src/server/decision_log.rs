@@ -14,7 +14,6 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime};
 
 use crate::contract::{Decision, Request};
@@ -27,9 +26,10 @@ use super::background::{self, Priority, Step};
 /// milliseconds, not one a decision.
 const BUFFER: usize = 64 << 10;
 
-/// How long the writer naps between looks at the queue while lines keep coming: at most this
-/// much later on disk, and `--decision-log-queue` must hold what arrives meanwhile (4,096
-/// lines: 400,000 decisions a second).
+/// How long the writer naps when a look finds the queue empty (the naps grow to
+/// [`background::IDLE_NAP`] while nothing comes): a busy service wakes it a hundred times a
+/// second rather than once a decision, and `--decision-log-queue` must hold what arrives
+/// meanwhile (4,096 lines: 400,000 decisions a second).
 const BATCH: Duration = Duration::from_millis(10);
 
 /// Where and how the log is written.
@@ -65,7 +65,7 @@ struct Entry {
 
 /// The handle requests log through.
 pub struct DecisionLog {
-    tx: SyncSender<Entry>,
+    tx: background::Sender<Entry>,
     queued_bytes: Arc<AtomicUsize>,
     max_queued_bytes: usize,
     metrics: Arc<Metrics>,
@@ -84,7 +84,7 @@ impl DecisionLog {
     /// and starts its writer thread.
     pub fn start(settings: Settings, metrics: Arc<Metrics>) -> Result<Self, String> {
         let sink = Sink::open(&settings)?;
-        let (tx, rx) = mpsc::sync_channel::<Entry>(settings.queue_lines.max(1));
+        let (tx, rx) = background::queue::<Entry>(settings.queue_lines);
         let queued_bytes = Arc::new(AtomicUsize::new(0));
         // Not idle until the writer has looked at the queue and found it empty.
         let idle = Arc::new(AtomicBool::new(false));
@@ -135,7 +135,7 @@ impl DecisionLog {
         };
         match self.tx.try_send(entry) {
             Ok(()) => {}
-            Err(TrySendError::Full(e) | TrySendError::Disconnected(e)) => {
+            Err(e) => {
                 self.queued_bytes.fetch_sub(e.bytes, Ordering::Relaxed);
                 self.metrics.decision_log_dropped();
             }
@@ -208,11 +208,11 @@ struct Writer {
 }
 
 impl Writer {
-    /// Takes the queue as [`background::drain`] does, napping [`BATCH`] while lines keep
-    /// coming, so that a busy service wakes this thread a hundred times a second rather than
-    /// once a decision, and writes in large pieces; once a look finds nothing, what is buffered
-    /// is written out before the thread waits for the next line.
-    fn run(mut self, rx: &Receiver<Entry>) {
+    /// Takes the queue as [`background::drain`] does, napping [`BATCH`] when it is empty, so
+    /// that a busy service wakes this thread a hundred times a second rather than once a
+    /// decision, and writes in large pieces; once a look finds nothing, what is buffered is
+    /// written out.
+    fn run(mut self, rx: &background::Receiver<Entry>) {
         let mut failing = false;
         background::drain(rx, BATCH, |step| match step {
             Step::Waiting => {

@@ -224,6 +224,15 @@ impl Metrics {
             .inc();
     }
 
+    /// Makes the shadow's counters of these results (at 0), so that no later count adds a label:
+    /// adding one takes the family's write lock, which the shadow's idle-priority thread must
+    /// never hold while a request waits for it.
+    pub fn shadow_results(&self, results: &[&'static str]) {
+        for &result in results {
+            drop(self.shadow_decisions.get_or_create(&ResultLabel { result }));
+        }
+    }
+
     /// Counts a refused request.
     pub fn bad_request(&self) {
         self.bad_requests.inc();

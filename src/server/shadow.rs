@@ -12,7 +12,7 @@
 //! and the last ones kept for `GET /v1/shadow`, with both decisions.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -84,36 +84,50 @@ pub struct Counts {
     pub unavailable: u64,
 }
 
-/// What the shadow thread and the requests share.
+/// What the shadow thread and the requests share. The counts are atomics, not under the
+/// differences' lock: the shadow thread may hold that lock while it gets no core (it runs at
+/// idle priority), and a request that drops must never wait for it.
 struct Shared {
     rules: Arc<LiveRules>,
     metrics: Arc<Metrics>,
     keep: usize,
-    seen: Mutex<(Counts, VecDeque<Difference>)>,
+    /// same, different, dropped, unavailable.
+    counts: [AtomicU64; 4],
+    /// The last differences; only the shadow thread and `GET /v1/shadow` take it.
+    differences: Mutex<VecDeque<Difference>>,
 }
 
+/// The results counted, in the order of [`Shared::counts`].
+const RESULTS: [&str; 4] = ["same", "different", "dropped", "unavailable"];
+
 impl Shared {
-    fn seen(&self) -> std::sync::MutexGuard<'_, (Counts, VecDeque<Difference>)> {
-        // A panic while holding it leaves counts that are still counts.
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    fn differences(&self) -> std::sync::MutexGuard<'_, VecDeque<Difference>> {
+        // A panic while holding it leaves differences that are still differences.
+        self.differences.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn count(&self, result: &'static str) {
         self.metrics.shadow_decision(result);
-        let mut seen = self.seen();
-        let c = &mut seen.0;
-        match result {
-            "same" => c.same += 1,
-            "different" => c.different += 1,
-            "dropped" => c.dropped += 1,
-            _ => c.unavailable += 1,
+        if let Some(i) = RESULTS.iter().position(|r| *r == result) {
+            self.counts[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        let [same, different, dropped, unavailable] =
+            self.counts.each_ref().map(|c| c.load(Ordering::Relaxed));
+        Counts {
+            same,
+            different,
+            dropped,
+            unavailable,
         }
     }
 }
 
 /// The handle requests send to the shadow through.
 pub struct Shadow {
-    tx: SyncSender<Job>,
+    tx: background::Sender<Job>,
     shared: Arc<Shared>,
 }
 
@@ -133,12 +147,14 @@ impl Shadow {
         settings: Settings,
         metrics: Arc<Metrics>,
     ) -> Result<Self, String> {
-        let (tx, rx) = mpsc::sync_channel::<Job>(settings.queue.max(1));
+        let (tx, rx) = background::queue::<Job>(settings.queue);
+        metrics.shadow_results(&RESULTS);
         let shared = Arc::new(Shared {
             rules,
             metrics,
             keep: settings.keep,
-            seen: Mutex::new((Counts::default(), VecDeque::new())),
+            counts: Default::default(),
+            differences: Mutex::new(VecDeque::new()),
         });
         let worker = shared.clone();
         background::spawn("shadow", settings.priority, move || run(&worker, &rx))?;
@@ -168,33 +184,34 @@ impl Shadow {
             request,
             decision,
         };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(job) {
+        if self.tx.try_send(job).is_err() {
             self.shared.count("dropped");
         }
     }
 
     /// The counts, and the last differences, newest first.
     pub fn seen(&self) -> (Counts, Vec<Difference>) {
-        let seen = self.shared.seen();
-        (seen.0, seen.1.iter().rev().cloned().collect())
+        let counts = self.shared.counts();
+        let differences = self.shared.differences().iter().rev().cloned().collect();
+        (counts, differences)
     }
 
     /// What `/v1/rules` shows of the shadow: its reload status and counts.
     pub fn status(&self) -> (Status, Counts) {
-        (self.shared.rules.status(), self.shared.seen().0)
+        (self.shared.rules.status(), self.shared.counts())
     }
 }
 
-/// How long the shadow thread naps between looks at the queue while requests keep coming, so
-/// that a busy service wakes it a couple of hundred times a second rather than once a request
-/// (a wake-up of a waiting thread costs the request that sends it a system call, and cost the
-/// shadow more than its second decision did); `--shadow-queue` must hold what arrives meanwhile
-/// (1,024: 200,000 requests a second).
+/// How long the shadow thread naps when a look finds the queue empty (the naps grow to
+/// [`background::IDLE_NAP`] while nothing comes), so that a busy service wakes it a couple of
+/// hundred times a second rather than once a request (a wake-up of a waiting thread costs the
+/// request that sends it a system call, and cost the shadow more than its second decision
+/// did); `--shadow-queue` must hold what arrives meanwhile (1,024: 200,000 requests a second).
 const BATCH: Duration = Duration::from_millis(5);
 
 /// The shadow thread: decides each queued request with the shadow rules serving now, taking
 /// the queue as [`background::drain`] does.
-fn run(shared: &Shared, rx: &Receiver<Job>) {
+fn run(shared: &Shared, rx: &background::Receiver<Job>) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -249,12 +266,12 @@ fn decide(shared: &Shared, rt: &tokio::runtime::Runtime, job: Job) {
         live: job.decision,
         shadow,
     };
-    let mut seen = shared.seen();
     if shared.keep > 0 {
-        if seen.1.len() >= shared.keep {
-            seen.1.pop_front();
+        let mut kept = shared.differences();
+        if kept.len() >= shared.keep {
+            kept.pop_front();
         }
-        seen.1.push_back(difference);
+        kept.push_back(difference);
     }
 }
 
