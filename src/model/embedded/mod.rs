@@ -74,6 +74,17 @@ pub struct Ranking {
     pub ruled_out: Option<(Target, Arc<str>)>,
 }
 
+/// The classes possible for one request ([`Index::allowed`]), once for all its rankings.
+struct Allowed {
+    /// By class: whether it may be chosen.
+    mask: Vec<bool>,
+    /// The classes ruled out by a context rule with `ask_back`: when one of them scores above
+    /// every allowed class, no tool is called.
+    watch: Vec<usize>,
+    /// For each of `watch`, the id of the rule that asks back.
+    asking: Vec<Arc<str>>,
+}
+
 /// How many rulesets' models are kept (the serving one, plus the one before it while requests
 /// that started before a reload finish).
 const CACHED: usize = 4;
@@ -232,9 +243,10 @@ impl Index {
 
     /// Which classes are possible here: offered tools, auto skills while the skill tool is
     /// offered, leaving only while a skill is active, and chat always; minus the tools a
-    /// context rule that holds rules out.
-    fn allowed(&self, input: &RouterInput<'_>) -> Vec<bool> {
+    /// context rule that holds rules out, which are watched when that rule asks back.
+    fn allowed(&self, input: &RouterInput<'_>) -> Allowed {
         let router = input.router;
+        let (mut watch, mut asking) = (Vec::new(), Vec::new());
         let mut allowed: Vec<bool> = self
             .targets
             .iter()
@@ -263,24 +275,19 @@ impl Index {
             };
             for class in rule.rule_out.iter().filter_map(|&t| self.class_of_tool(t)) {
                 allowed[class] = false;
+                // Offered or not: a tool available only with a photo is not offered without
+                // one, and that is the case the rule is about.
+                if rule.ask_back {
+                    watch.push(class);
+                    asking.push(rule.id.clone());
+                }
             }
         }
-        allowed
-    }
-
-    /// The tools that a context rule with `ask_back` rules out, as classes, with that rule's
-    /// id: when one of them scores above every allowed class, no tool is called. Offered or not:
-    /// a tool available only with a photo is not offered without one, and that is the case the
-    /// rule is about.
-    fn ask_back(&self, input: &RouterInput<'_>) -> Vec<(usize, Arc<str>)> {
-        let rules = &input.router.embedded.context;
-        (input.context.iter())
-            .filter_map(|&r| rules.get(r).filter(|rule| rule.ask_back))
-            .flat_map(|rule| {
-                (rule.rule_out.iter())
-                    .filter_map(|&tool| Some((self.class_of_tool(tool)?, rule.id.clone())))
-            })
-            .collect()
+        Allowed {
+            mask: allowed,
+            watch,
+            asking,
+        }
     }
 
     /// The class of the ruleset's tool at this position.
@@ -340,7 +347,7 @@ impl Index {
         &self,
         input: &RouterInput<'_>,
         normalized: &str,
-        allowed: &[bool],
+        allowed: &Allowed,
         bias: &[f32],
         whole: bool,
     ) -> Ranking {
@@ -349,15 +356,12 @@ impl Index {
         } else {
             Vec::new()
         };
-        let asking = self.ask_back(input);
-        let watch: Vec<usize> = asking.iter().map(|a| a.0).collect();
-        let top = self
-            .classifier
-            .top_with(normalized, allowed, bias, &pairs, &watch);
-        let ruled_out = top
-            .and_then(|(t, _)| t.beaten_by)
-            .and_then(|c| asking.iter().find(|a| a.0 == c))
-            .map(|(c, rule)| (self.targets[*c].clone(), rule.clone()));
+        let top =
+            (self.classifier).top_with(normalized, &allowed.mask, bias, &pairs, &allowed.watch);
+        let ruled_out = top.and_then(|(t, _)| t.beaten_by).and_then(|c| {
+            let at = allowed.watch.iter().position(|&w| w == c)?;
+            Some((self.targets[c].clone(), allowed.asking[at].clone()))
+        });
         let best = top.map(|(t, _)| (self.targets[t.best.0].clone(), t.best.1));
         let runner_up = top
             .and_then(|(t, _)| t.runner_up)

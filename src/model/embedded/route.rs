@@ -107,7 +107,7 @@ fn split(
     input: &RouterInput<'_>,
     normalized: &str,
     from: usize,
-    allowed: &[bool],
+    allowed: &super::Allowed,
     bias: &[f32],
 ) -> Option<Vec<(Ranking, (usize, usize))>> {
     let connectives = &input.router.embedded.connectives;
