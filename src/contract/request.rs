@@ -224,9 +224,13 @@ impl Request {
         Ok(())
     }
 
-    /// Checks that no message is longer than `max_message_chars` characters.
+    /// Checks that no message is longer than `max_message_chars` characters. Runs on every
+    /// decision: a message no longer in bytes than the limit (almost all) is not counted.
     pub fn check_limits(&self, max_message_chars: usize) -> Result<(), RequestError> {
-        match (self.messages.iter()).position(|m| m.content.chars().count() > max_message_chars) {
+        let too_long = |m: &Message| {
+            m.content.len() > max_message_chars && m.content.chars().count() > max_message_chars
+        };
+        match self.messages.iter().position(too_long) {
             Some(index) => Err(RequestError::TooLong {
                 index,
                 max: max_message_chars,
