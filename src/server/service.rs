@@ -146,29 +146,21 @@ impl Service {
             Some(path) => Some(Arc::new(read_corpus(path)?)),
             None => None,
         };
-        let decision_log = match settings.decision_log.clone() {
+        let decision_log = match &settings.decision_log {
             Some(log) => {
-                let (path, messages) = (log.path.clone(), log.messages);
-                let log = decision_log::DecisionLog::start(log, metrics.clone())?;
-                tracing::info!(path = %path.display(), messages = messages.as_str(), "decisions logged");
-                Some(log)
+                let started = decision_log::DecisionLog::start(log.clone(), metrics.clone())?;
+                tracing::info!(path = %log.path.display(), messages = log.messages.as_str(), "decisions logged");
+                Some(started)
             }
             None => None,
         };
         let mut watchers = Vec::new();
-        let shadow = match &settings.shadow {
-            Some((dir, how)) => {
-                let (shadow, tx) = start_shadow(
-                    dir,
-                    *how,
-                    settings.delete_settle,
-                    *rules.limits(),
-                    metrics.clone(),
-                )?;
-                Some((shadow, tx))
-            }
-            None => None,
-        };
+        let shadow = (settings.shadow.as_ref())
+            .map(|(dir, how)| {
+                let limits = *rules.limits();
+                start_shadow(dir, *how, settings.delete_settle, limits, metrics.clone())
+            })
+            .transpose()?;
         let shadow_tx = shadow.as_ref().map(|(_, tx)| tx.clone());
         let state = Arc::new(AppState {
             rules: rules.clone(),

@@ -91,14 +91,39 @@ struct Shared {
     rules: Arc<LiveRules>,
     metrics: Arc<Metrics>,
     keep: usize,
-    /// same, different, dropped, unavailable.
+    /// By [`Seen`].
     counts: [AtomicU64; 4],
     /// The last differences; only the shadow thread and `GET /v1/shadow` take it.
     differences: Mutex<VecDeque<Difference>>,
 }
 
-/// The results counted, in the order of [`Shared::counts`].
-const RESULTS: [&str; 4] = ["same", "different", "dropped", "unavailable"];
+/// What became of one live request, as counted: its place in [`Shared::counts`].
+#[derive(Debug, Clone, Copy)]
+enum Seen {
+    Same,
+    Different,
+    Dropped,
+    Unavailable,
+}
+
+impl Seen {
+    const ALL: [Seen; 4] = [
+        Seen::Same,
+        Seen::Different,
+        Seen::Dropped,
+        Seen::Unavailable,
+    ];
+
+    /// The metric's `result` label.
+    fn label(self) -> &'static str {
+        match self {
+            Seen::Same => "same",
+            Seen::Different => "different",
+            Seen::Dropped => "dropped",
+            Seen::Unavailable => "unavailable",
+        }
+    }
+}
 
 impl Shared {
     fn differences(&self) -> std::sync::MutexGuard<'_, VecDeque<Difference>> {
@@ -106,11 +131,9 @@ impl Shared {
         self.differences.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn count(&self, result: &'static str) {
-        self.metrics.shadow_decision(result);
-        if let Some(i) = RESULTS.iter().position(|r| *r == result) {
-            self.counts[i].fetch_add(1, Ordering::Relaxed);
-        }
+    fn count(&self, seen: Seen) {
+        self.metrics.shadow_decision(seen.label());
+        self.counts[seen as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     fn counts(&self) -> Counts {
@@ -148,7 +171,7 @@ impl Shadow {
         metrics: Arc<Metrics>,
     ) -> Result<Self, String> {
         let (tx, rx) = background::queue::<Job>(settings.queue);
-        metrics.shadow_results(&RESULTS);
+        metrics.shadow_results(&Seen::ALL.map(Seen::label));
         let shared = Arc::new(Shared {
             rules,
             metrics,
@@ -185,7 +208,7 @@ impl Shadow {
             decision,
         };
         if self.tx.try_send(job).is_err() {
-            self.shared.count("dropped");
+            self.shared.count(Seen::Dropped);
         }
     }
 
@@ -233,7 +256,7 @@ fn run(shared: &Shared, rx: &background::Receiver<Job>) {
 /// what came out.
 fn decide(shared: &Shared, rt: &tokio::runtime::Runtime, job: Job) {
     let Some(rs) = shared.rules.current() else {
-        shared.count("unavailable");
+        shared.count(Seen::Unavailable);
         return;
     };
     let line = Line {
@@ -246,14 +269,14 @@ fn decide(shared: &Shared, rt: &tokio::runtime::Runtime, job: Job) {
         rules_only: job.rules_only,
     };
     let Some(shadow) = rt.block_on(replay::decide_recorded(&rs, &line)) else {
-        shared.count("unavailable");
+        shared.count(Seen::Unavailable);
         return;
     };
     if !replay::differ(&job.decision, &shadow) {
-        shared.count("same");
+        shared.count(Seen::Same);
         return;
     }
-    shared.count("different");
+    shared.count(Seen::Different);
     let difference = Difference {
         time: log::rfc3339(job.time),
         id: job.id,
