@@ -77,6 +77,13 @@ use turnout::contract::Request;
 use turnout::model::embedded::EmbeddedModel;
 use turnout::model::{Model, RouterInput};
 
+/// The decision of `model` on `req` with the rules `rs` (the tests' requests are valid).
+async fn decided(rs: &RuleSet, req: &Request, model: &dyn Model) -> turnout::contract::Decision {
+    turnout::engine::decide(rs, req, turnout::engine::Options::model(Some(model)))
+        .await
+        .expect("decided")
+}
+
 fn eval_cases() -> Vec<Value> {
     eval_file("tests/data/router_eval.yaml")
 }
@@ -201,13 +208,7 @@ async fn evaluate(file: &str, max_shared: usize) -> (f64, f64) {
     let mut confusion: std::collections::BTreeMap<(String, String), usize> = Default::default();
     let (mut tools_ok, mut tools, mut chat_ok, mut chats) = (0, 0, 0, 0);
     for case in &cases {
-        let d = turnout::engine::decide(
-            &rs,
-            &eval_request(case),
-            turnout::engine::Options::model(Some(&model)),
-        )
-        .await
-        .expect("routed");
+        let d = decided(&rs, &eval_request(case), &model).await;
         let (expect, got) = expected_and_got(case, &d);
         let ok = got == expect && arguments_match(case, &d);
         let entry = by_class.entry(expect.clone()).or_default();
@@ -502,13 +503,7 @@ async fn openai_gets_the_exact_request_and_its_calls_come_back_in_order() {
     )
     .await;
     let model = Api::OpenAi.model(&server.uri());
-    let d = turnout::engine::decide(
-        &rs,
-        &rich_request(),
-        turnout::engine::Options::model(Some(model.as_ref())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &rich_request(), model.as_ref()).await;
     assert_eq!(tools(&d), ["find_web", "make_note"]);
     assert_eq!(d.outcome, Outcome::Tool);
     let expected = json!({
@@ -554,13 +549,7 @@ async fn anthropic_gets_the_exact_request_and_its_calls_come_back_in_order() {
         .mount(&server)
         .await;
     let model = Api::Anthropic.model(&server.uri());
-    let d = turnout::engine::decide(
-        &rs,
-        &rich_request(),
-        turnout::engine::Options::model(Some(model.as_ref())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &rich_request(), model.as_ref()).await;
     assert_eq!(tools(&d), ["find_web", "make_note"]);
     // The assistant's question opens the history, which the Messages API does not allow: it
     // goes to the system prompt as context.
@@ -597,13 +586,7 @@ async fn only_the_tools_available_in_context_are_offered() {
         "integrations": ["cloud"]
     }))
     .expect("request");
-    let d = turnout::engine::decide(
-        &rs,
-        &req,
-        turnout::engine::Options::model(Some(model.as_ref())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &req, model.as_ref()).await;
     assert_eq!(d.outcome, Outcome::Chat);
     let body = body_sent(&server).await;
     let offered: Vec<&str> = body["tools"]
@@ -623,13 +606,7 @@ async fn only_the_tools_available_in_context_are_offered() {
     )
     .await;
     let model = Api::OpenAi.model(&server.uri());
-    let d = turnout::engine::decide(
-        &rs,
-        &hello(),
-        turnout::engine::Options::model(Some(model.as_ref())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &hello(), model.as_ref()).await;
     assert_eq!(d.outcome, Outcome::Chat);
     assert_eq!(d.model_call.and_then(|c| c.error), Some("unavailable_tool"));
 }
@@ -703,13 +680,7 @@ async fn every_failure_is_a_plain_chat_answer_with_its_kind() {
         for (kind, response) in cases {
             let server = serve(api, response).await;
             let model = api.model(&server.uri());
-            let d = turnout::engine::decide(
-                &rs,
-                &hello(),
-                turnout::engine::Options::model(Some(model.as_ref())),
-            )
-            .await
-            .expect("decided");
+            let d = decided(&rs, &hello(), model.as_ref()).await;
             assert_chat_because(&d, kind, &format!("{api:?} {kind}"));
             let sent = server.received_requests().await.expect("recorded").len();
             assert_eq!(sent, 1, "{api:?} {kind}: no retry by default");
@@ -720,13 +691,7 @@ async fn every_failure_is_a_plain_chat_answer_with_its_kind() {
             .expect("a free port")
             .port();
         let model = api.model(&format!("http://127.0.0.1:{port}"));
-        let d = turnout::engine::decide(
-            &rs,
-            &hello(),
-            turnout::engine::Options::model(Some(model.as_ref())),
-        )
-        .await
-        .expect("decided");
+        let d = decided(&rs, &hello(), model.as_ref()).await;
         assert_chat_because(&d, "connection", &format!("{api:?} connection refused"));
         assert!(
             d.trace.iter().any(|s| s.why.contains("connection refused")),
@@ -767,13 +732,7 @@ async fn a_server_that_never_answers_times_out_on_time() {
     ] {
         let model = api.model(&base);
         let started = tokio::time::Instant::now();
-        let d = turnout::engine::decide(
-            &rs,
-            &hello(),
-            turnout::engine::Options::model(Some(model.as_ref())),
-        )
-        .await
-        .expect("decided");
+        let d = decided(&rs, &hello(), model.as_ref()).await;
         let waited = started.elapsed();
         assert_chat_because(&d, "timeout", &format!("{api:?}"));
         assert_eq!(waited, timeout, "{api:?}: cut off after {waited:?}");
@@ -802,13 +761,7 @@ async fn one_retry_on_429_or_5xx_when_the_rules_allow_it() {
                 .mount(&server)
                 .await;
             let model = Api::OpenAi.model(&server.uri());
-            let d = turnout::engine::decide(
-                &rs,
-                &hello(),
-                turnout::engine::Options::model(Some(model.as_ref())),
-            )
-            .await
-            .expect("decided");
+            let d = decided(&rs, &hello(), model.as_ref()).await;
             let sent = server.received_requests().await.expect("recorded").len();
             if retries == 0 {
                 assert_chat_because(&d, kind, "no retry");
@@ -828,13 +781,7 @@ async fn one_retry_on_429_or_5xx_when_the_rules_allow_it() {
     .await;
     let model = Api::OpenAi.model(&server.uri());
     let started = Instant::now();
-    let d = turnout::engine::decide(
-        &rs,
-        &hello(),
-        turnout::engine::Options::model(Some(model.as_ref())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &hello(), model.as_ref()).await;
     assert_chat_because(&d, "rate_limited", "retry-after beyond the budget");
     assert!(started.elapsed() < Duration::from_millis(900));
     assert_eq!(server.received_requests().await.expect("recorded").len(), 1);
@@ -1011,13 +958,7 @@ fn say(text: &str) -> Request {
 async fn the_embedded_router_calls_the_tool_its_examples_point_to_and_fills_free_text() {
     let rs = embedded_rules(WEATHER);
     let model = EmbeddedModel::new();
-    let d = turnout::engine::decide(
-        &rs,
-        &say("weather in berlin this weekend?"),
-        turnout::engine::Options::model(Some(&model)),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &say("weather in berlin this weekend?"), &model).await;
     assert_eq!(tools(&d), ["find_web"]);
     assert_eq!(
         d.calls[0].arguments,
@@ -1034,19 +975,11 @@ async fn the_embedded_router_calls_the_tool_its_examples_point_to_and_fills_free
     assert_eq!(d.outcome, Outcome::Chat);
     assert!(d.model_called);
     // A skill is switched on through the skill tool, and left only while it is active.
-    let d = turnout::engine::decide(
-        &rs,
-        &say("plan my training for a marathon"),
-        turnout::engine::Options::model(Some(&model)),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &say("plan my training for a marathon"), &model).await;
     assert_eq!(d.skill.as_deref(), Some("coach"));
     let mut leave = say("enough coaching, back to normal");
     leave.skill = Some("coach".into());
-    let d = turnout::engine::decide(&rs, &leave, turnout::engine::Options::model(Some(&model)))
-        .await
-        .expect("decided");
+    let d = decided(&rs, &leave, &model).await;
     assert_eq!(d.skill, None);
     assert!(
         d.trace.iter().any(|s| s.effect == "left skill coach"),
@@ -1058,13 +991,7 @@ async fn the_embedded_router_calls_the_tool_its_examples_point_to_and_fills_free
 #[tokio::test]
 async fn an_argument_the_embedded_router_cannot_fill_is_left_to_validation() {
     let rs = embedded_rules(WEATHER);
-    let d = turnout::engine::decide(
-        &rs,
-        &say("set an alarm"),
-        turnout::engine::Options::model(Some(&EmbeddedModel::new())),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &say("set an alarm"), &EmbeddedModel::new()).await;
     assert_eq!(d.outcome, Outcome::Chat);
     assert!(
         d.trace
@@ -1086,13 +1013,7 @@ async fn two_classes_too_close_mean_no_tool() {
         "[write a note, note this down, make a note about the meeting, jot this down]",
     );
     let model = EmbeddedModel::new();
-    let d = turnout::engine::decide(
-        &rs,
-        &say("note this down please"),
-        turnout::engine::Options::model(Some(&model)),
-    )
-    .await
-    .expect("decided");
+    let d = decided(&rs, &say("note this down please"), &model).await;
     assert_eq!(d.outcome, Outcome::Chat, "{:?}", d.trace);
     assert!(
         d.trace.iter().any(|s| s.effect == "no call"),
@@ -1108,36 +1029,18 @@ async fn the_embedded_router_is_deterministic_and_retrains_when_the_rules_change
     let mut seen = Vec::new();
     for _ in 0..2 {
         let model = EmbeddedModel::new();
-        let d = turnout::engine::decide(
-            &rs,
-            &say(message),
-            turnout::engine::Options::model(Some(&model)),
-        )
-        .await
-        .expect("decided");
+        let d = decided(&rs, &say(message), &model).await;
         seen.push(serde_json::to_value(&d).expect("json"));
     }
     assert_eq!(seen[0], seen[1]);
     assert_eq!(seen[0]["calls"][0]["tool"], "find_web");
     // One model, rules reloaded: the same message now goes where the new examples say.
     let model = EmbeddedModel::new();
-    let before = turnout::engine::decide(
-        &rs,
-        &say(message),
-        turnout::engine::Options::model(Some(&model)),
-    )
-    .await
-    .expect("decided");
+    let before = decided(&rs, &say(message), &model).await;
     // The rules change: the search tool's examples no longer speak of rain.
     let rs2 = embedded_rules("[what is the stock price, latest football scores, news today]");
     assert_ne!(rs.version, rs2.version);
-    let after = turnout::engine::decide(
-        &rs2,
-        &say(message),
-        turnout::engine::Options::model(Some(&model)),
-    )
-    .await
-    .expect("decided");
+    let after = decided(&rs2, &say(message), &model).await;
     assert_eq!(tools(&before), ["find_web"]);
     assert_ne!(tools(&after), ["find_web"], "{:?}", after.trace);
 }
@@ -1281,10 +1184,7 @@ async fn a_huge_answer_is_cut_off_not_read_whole() {
             .expect("model")
             .with_max_answer_bytes(256 * 1024);
         let started = std::time::Instant::now();
-        let d =
-            turnout::engine::decide(&rs, &hello(), turnout::engine::Options::model(Some(&model)))
-                .await
-                .expect("decided");
+        let d = decided(&rs, &hello(), &model).await;
         assert_chat_because(&d, "answer_too_large", "an endless answer");
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         // Reading stopped near the limit, not at the end of the stream.
