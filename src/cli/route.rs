@@ -34,7 +34,7 @@ pub struct Args {
     max_request_bytes: u64,
     /// Longest message in characters; a longer one is refused as `serve` refuses it (its line
     /// gets an error object with --jsonl).
-    #[arg(long, value_name = "CHARS", default_value_t = 16_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = crate::engine::Limits::DEFAULT.max_message_chars)]
     max_message_chars: usize,
     #[command(flatten)]
     limits: LimitArgs,

@@ -56,7 +56,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     max_headers: u64,
     /// Longest message in characters (longer: 400).
-    #[arg(long, value_name = "CHARS", default_value_t = 16_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = crate::engine::Limits::DEFAULT.max_message_chars)]
     max_message_chars: usize,
     /// Most client connections open at once. At the cap, the connection idle the longest is
     /// closed to make room for a new one.

@@ -30,6 +30,11 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// `turnout serve`'s and `turnout route`'s defaults (their flags' defaults are these).
+    pub const DEFAULT: Self = Self {
+        max_message_chars: 16_000,
+    };
+
     /// No limit: for requests a service has already accepted (a replay of its log, the shadow).
     pub const NONE: Self = Self {
         max_message_chars: usize::MAX,
@@ -37,11 +42,8 @@ impl Limits {
 }
 
 impl Default for Limits {
-    /// `turnout serve`'s defaults.
     fn default() -> Self {
-        Self {
-            max_message_chars: 16_000,
-        }
+        Self::DEFAULT
     }
 }
 

@@ -69,7 +69,7 @@ impl Default for Config {
         Self {
             body_limit: 1 << 20,
             body_timeout: Duration::from_secs(10),
-            max_message_chars: 16_000,
+            max_message_chars: engine::Limits::DEFAULT.max_message_chars,
             body_budget: 32 << 20,
             token: None,
         }

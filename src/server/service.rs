@@ -71,13 +71,7 @@ impl Settings {
             corpus: None,
             decision_log: None,
             shadow: None,
-            config: Config {
-                body_limit: 1 << 20,
-                body_timeout: Duration::from_secs(10),
-                max_message_chars: 16_000,
-                body_budget: 32 << 20,
-                token: None,
-            },
+            config: Config::default(),
             connections: conn::Limits {
                 max_connections: 1024,
                 header_timeout: Duration::from_secs(10),
