@@ -31,7 +31,7 @@ pub(super) fn prefix_lengths(
     text: &str,
     first_letter: bool,
 ) -> impl Iterator<Item = usize> {
-    let word = &text[..super::word_len(text)];
+    let word = &text[..super::words::word_len(text)];
     let mut s = [' '; MAX_LETTERS];
     let mut ends = [0usize; 3];
     let mut found = 0;
@@ -339,7 +339,7 @@ impl FuzzyStems {
         if n + 1 < self.min_letters
             || (n == key
                 && key + 1 < self.min_letters
-                && super::char_len(word) + 1 < self.min_letters)
+                && super::words::char_len(word) + 1 < self.min_letters)
         {
             return;
         }

@@ -15,7 +15,10 @@ use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::alphabet::{self, Alphabet, Transcoded};
-use super::{EntryError, MAX_PATTERN_LEN, MetaRegex, REGEX_SIZE_LIMIT, compile_pattern, is_word};
+use regex_automata::meta::Regex as MetaRegex;
+
+use super::entry::{EntryError, MAX_PATTERN_LEN, REGEX_SIZE_LIMIT, compile_pattern};
+use super::words::is_word;
 
 /// A compiled word-list pattern.
 #[derive(Debug, Clone)]

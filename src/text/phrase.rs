@@ -3,8 +3,9 @@
 //! between two of them. When the language declares its endings, a stem without a mark matches
 //! the word in its forms: the stem and one allowed ending.
 
-pub(super) use super::word_len;
-use super::{EntryError, is_separator, is_word};
+use super::entry::EntryError;
+pub(super) use super::words::word_len;
+use super::words::{is_separator, is_word};
 
 /// The token that allows other words between two words of an entry (`...` is read the same).
 pub const GAP: &str = "…";

@@ -2,7 +2,7 @@
 //! sequences, longest first, applied to the words of a message whose letters are mostly the
 //! table's. Entries, file names and values are never read through it.
 
-use super::normalize::Normalized;
+use super::normalized::Normalized;
 
 /// Reading words typed in another script: in a message whose letters are mostly those the
 /// table reads, each word written wholly in them is read through the table, longest sequence

@@ -26,7 +26,8 @@ use smallvec::SmallVec;
 
 use super::pattern::ListPattern;
 use super::phrase::{self, Phrase};
-use super::{Hit, Normalizer, each_word_start};
+use super::words::each_word_start;
+use super::{Hit, Normalizer};
 
 /// How one list matches, beyond its entries.
 #[derive(Debug, Clone, Default)]
