@@ -13,14 +13,18 @@
 //!   the word-list matchers.
 //! - [`rules`]: what the YAML rule files say, as serde types; their JSON Schemas are generated
 //!   from them ([`rules::schema`]).
-//! - [`compile`]: the only way to get a [`RuleSet`]. `load` reads a directory (confined,
-//!   limited, hashed once); `events`/`spans`/`source` turn text into values and positions with
-//!   one YAML parser; `check` explains schema errors; then one file per pass: `symbols`,
-//!   `lists`, `tools`, `router`, `rules` (search, pre-rules, guards), `conditions`. Every
-//!   problem is a [`Diagnostic`] with file:line:column.
+//! - [`source`] and [`ruleset`]: the two ends of the compiler. `source` is the YAML front end:
+//!   it reads a directory (confined, limited, hashed once), turns text into values and
+//!   positions with one YAML parser, explains schema errors and reads the files into the rule
+//!   types, every problem a [`Diagnostic`] with file:line:column. `ruleset` is the compiled
+//!   form the engine and the models read: ids resolved, matchers built, rules indexed.
 //! - [`model`]: the pluggable router model ([`model::Model`]) and its backends.
 //! - [`engine`]: the pipeline for one request — pre-rules → router model → validation → search
 //!   detector → post-guards → [`contract::Decision`] with its trace.
+//! - [`compile`]: the compiler, the only way to get a [`RuleSet`]: the front end's files in,
+//!   one file per pass (`symbols`, `lists`, `tools`, `extract`, `router`, `rules`,
+//!   `conditions`), the compiled ruleset out. It sits above the engine and the models so that
+//!   they cannot import it.
 //! - [`reload`], [`testing`] and [`report`]: the live ruleset (an `ArcSwap`) and the watcher
 //!   that rebuilds it on the side; rule test cases (`rules/tests/*.yaml`) run through the real
 //!   pipeline; any [`Diagnostic`] printed for people, as JSON, or as GitHub annotations.
@@ -67,10 +71,12 @@ pub mod reload;
 pub mod replay;
 pub mod report;
 pub mod rules;
+pub mod ruleset;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod source;
 pub mod testing;
 pub mod text;
 
-pub use compile::RuleSet;
 pub use diag::{Diagnostic, Severity};
+pub use ruleset::RuleSet;

@@ -32,48 +32,38 @@ pub enum Format {
     Github,
 }
 
-/// The text of the files findings point into, read once each. A file that cannot be read as
-/// UTF-8 text (a binary file, say) is remembered as missing: its findings print without a
-/// source line.
+/// The texts of the files findings point into, as the loader read them (`compile::Loaded`'s
+/// and `testing::Cases`'s `texts`): a finding's source line is printed from what was checked, never from a
+/// second read of the file, which may have changed since (or be a pipe, a link out of the
+/// folder, or too big). A finding about a file not given prints without a source line.
 #[derive(Debug, Default)]
 pub struct Sources {
-    files: HashMap<PathBuf, Option<String>>,
+    files: HashMap<PathBuf, String>,
 }
 
 impl Sources {
-    /// An empty cache; files are read on first use.
+    /// No texts: findings print without source lines.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Supplies a file's text (e.g. one that is not on disk).
+    /// The texts of these (path, text) pairs.
+    pub fn of<'a>(texts: impl IntoIterator<Item = &'a (PathBuf, String)>) -> Self {
+        let mut sources = Self::new();
+        for (path, text) in texts {
+            sources.insert(path.clone(), text.clone());
+        }
+        sources
+    }
+
+    /// Supplies a file's text.
     pub fn insert(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
-        self.files.insert(path.into(), Some(text.into()));
+        self.files.insert(path.into(), text.into());
     }
 
     /// Line `line` (from 1) of `path`, without its line break.
-    pub fn line(&mut self, path: &Path, line: usize) -> Option<&str> {
-        let text = self
-            .files
-            .entry(path.to_path_buf())
-            .or_insert_with(|| {
-                // Only regular files of a rule file's size: a finding may point at a pipe or a
-                // huge file, and printing it must not block or eat memory.
-                // A link is followed only within its own folder, so a finding about a link out
-                // of the rules directory never prints what it points at.
-                let limits = crate::compile::Limits::default();
-                let real = std::fs::canonicalize(path).ok()?;
-                let folder = std::fs::canonicalize(path.parent()?).ok()?;
-                if !real.starts_with(folder) {
-                    return None;
-                }
-                std::fs::metadata(&real)
-                    .ok()
-                    .filter(|m| m.is_file() && m.len() <= limits.max_file_bytes)
-                    .and_then(|_| std::fs::read(&real).ok())
-                    .and_then(|b| String::from_utf8(b).ok())
-            })
-            .as_deref()?;
+    pub fn line(&self, path: &Path, line: usize) -> Option<&str> {
+        let text = self.files.get(path)?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if line == 0 {
             return None;
@@ -88,7 +78,7 @@ impl Sources {
 
 /// Renders one finding in `format`. Human output may span several lines; JSON and GitHub
 /// output is one line. No trailing newline.
-pub fn render(d: &Diagnostic, format: Format, sources: &mut Sources) -> String {
+pub fn render(d: &Diagnostic, format: Format, sources: &Sources) -> String {
     match format {
         Format::Human => human(d, sources),
         Format::Json => json_line(d),
@@ -121,7 +111,7 @@ pub fn headline(d: &Diagnostic) -> String {
 ///   |             ^^^^^^^^^^^^^
 ///   = hint: did you mean 'shop_search'?
 /// ```
-pub fn human(d: &Diagnostic, sources: &mut Sources) -> String {
+pub fn human(d: &Diagnostic, sources: &Sources) -> String {
     let mut out = headline(d);
     let snippet = d.location.as_ref().and_then(|loc| {
         let line = sources.line(&loc.file, loc.line)?;
@@ -253,7 +243,7 @@ mod tests {
             .at(Some(Location::new("r/guards.yaml", 4, 13).until(23)))
             .hint("did you mean 'shop_search'?\nsecond line");
         assert_eq!(
-            human(&d, &mut sources),
+            human(&d, &sources),
             "r/guards.yaml:4:13: error[unknown-tool]: unknown tool 'shop_serch'\n  |\n4 |     tools: [shop_serch]\n  |             ^^^^^^^^^^\n  = hint: did you mean 'shop_search'?\n          second line"
         );
     }
@@ -267,16 +257,16 @@ mod tests {
 
     #[test]
     fn without_a_readable_source_only_the_headline_and_hint() {
-        let mut sources = Sources::new();
+        let sources = Sources::new();
         let d = Diagnostic::warning("x", "m")
             .at(Some(Location::new("/no/such/file.yaml", 3, 1)))
             .rule("r");
         assert_eq!(
-            human(&d, &mut sources),
+            human(&d, &sources),
             "/no/such/file.yaml:3:1: warning[x]: m (rule 'r')"
         );
         let d = Diagnostic::error("missing-router", "no router");
-        assert_eq!(human(&d, &mut sources), "error[missing-router]: no router");
+        assert_eq!(human(&d, &sources), "error[missing-router]: no router");
     }
 
     #[test]

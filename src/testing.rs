@@ -6,15 +6,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::compile::check::SchemaCheck;
-use crate::compile::{RuleSet, did_you_mean};
-use crate::compile::{load, source};
+use crate::compile::did_you_mean;
 use crate::contract::Decision;
 use crate::diag::{Diagnostic, Location};
 use crate::engine;
 use crate::engine::probe::Probe;
 use crate::model::scripted::ScriptedModel;
 use crate::rules::testcase::{Case, Expect, TestFile};
+use crate::ruleset::RuleSet;
+use crate::source::check::SchemaCheck;
+use crate::source::{load, yaml as source};
 
 /// A case read from a file, with where it is.
 #[derive(Debug, Clone)]
@@ -64,7 +65,7 @@ const EXPECT_KEYS: &[&str] = &[
 
 /// The test files of a rules directory: `DIR/tests/**/*.yaml`, in path order.
 pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
-    crate::compile::load::test_files(rules_dir)
+    crate::source::load::test_files(rules_dir)
 }
 
 /// The cases read from test files, and what could not run.
@@ -77,6 +78,8 @@ pub struct Cases {
     /// cases cannot even be counted), and each case that names what does not exist. They count
     /// as failed, so a broken file never shrinks the count silently.
     pub not_run: usize,
+    /// Each test file's path and text as read: what the findings point into.
+    pub texts: Vec<(PathBuf, String)>,
 }
 
 /// How many cases a test file that failed to load holds, read as plain YAML; at least one.
@@ -96,6 +99,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
     let mut cases = Vec::new();
     let mut diagnostics = Vec::new();
     let mut not_run = 0;
+    let mut texts = Vec::new();
     for path in files {
         let text = match load::read_text(path) {
             Ok(t) => t,
@@ -105,20 +109,22 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
                 continue;
             }
         };
-        let limits = crate::compile::Limits::default();
-        let (value, spans) = match crate::compile::parse_checked(path, &text, check, &limits) {
+        texts.push((path.clone(), text));
+        let text = &texts[texts.len() - 1].1;
+        let limits = crate::source::Limits::default();
+        let (value, spans) = match crate::source::parse_checked(path, text, check, &limits) {
             Ok(v) => v,
             Err(found) => {
                 diagnostics.extend(found);
-                not_run += cases_in(&text);
+                not_run += cases_in(text);
                 continue;
             }
         };
         let file: TestFile = match serde_path_to_error::deserialize(value) {
             Ok(f) => f,
             Err(e) => {
-                diagnostics.push(crate::compile::not_the_format(path, &text, &spans, &e));
-                not_run += cases_in(&text);
+                diagnostics.push(crate::source::not_the_format(path, text, &spans, &e));
+                not_run += cases_in(text);
                 continue;
             }
         };
@@ -147,6 +153,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
         cases,
         diagnostics,
         not_run,
+        texts,
     }
 }
 

@@ -60,13 +60,12 @@ pub fn run(args: Args) -> ExitCode {
         min_coverage: args.min_coverage,
         limits: args.limits.limits(),
     };
-    let mut sources = Sources::new();
     let mut status = 0u8;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for dir in &args.dirs {
         let report = rt.block_on(lint::lint_dir(dir, &options));
-        let text = print(&report, &args, &mut sources);
+        let text = print(&report, &args);
         // A closed pipe (`| head`) is not worth a panic.
         if out.write_all(text.as_bytes()).is_err() {
             break;
@@ -77,7 +76,7 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::from(status)
 }
 
-fn print(report: &Report, args: &Args, sources: &mut Sources) -> String {
+fn print(report: &Report, args: &Args) -> String {
     let deny_warnings = args.deny_warnings;
     let uncovered = |c: &lint::coverage::Coverage| {
         if args.coverage {
@@ -93,8 +92,9 @@ fn print(report: &Report, args: &Args, sources: &mut Sources) -> String {
     };
     match args.format {
         Format::Human => {
+            let sources = Sources::of(&report.texts);
             for d in &report.diagnostics {
-                line(&report::human(d, sources));
+                line(&report::human(d, &sources));
                 line("");
             }
             let cases_run = report.tests.is_some_and(|t| t.passed + t.failed > 0);

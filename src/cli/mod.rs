@@ -14,9 +14,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::compile::{self, RuleSet};
+use crate::compile;
 /// `--model SPEC`.
 use crate::contract::ModelSpec;
+use crate::ruleset::RuleSet;
+use crate::source;
 
 /// Routes chat messages to a plain answer, a skill or tool calls, by rules written in YAML.
 #[derive(Debug, Parser)]
@@ -67,7 +69,7 @@ impl Cli {
 #[derive(Debug, Clone, clap::Args)]
 pub struct LimitArgs {
     /// Largest rule file, in bytes; larger files are refused before they are read.
-    #[arg(long, value_name = "BYTES", default_value_t = compile::Limits::default().max_file_bytes, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BYTES", default_value_t = source::Limits::default().max_file_bytes, value_parser = clap::value_parser!(u64).range(1..))]
     max_rule_file_bytes: u64,
     /// Deepest nesting of lists and mappings in a rule file.
     #[arg(long, value_name = "LEVELS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -75,8 +77,8 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn limits(&self) -> compile::Limits {
-        compile::Limits {
+    fn limits(&self) -> source::Limits {
+        source::Limits {
             max_file_bytes: self.max_rule_file_bytes,
             max_depth: self.max_rule_depth as usize,
         }

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use rayon::prelude::*;
 
 use super::{LimitArgs, ModelArgs, load_rules};
-use crate::compile::RuleSet;
 use crate::contract::Request;
 use crate::engine;
 use crate::model::Model;
+use crate::ruleset::RuleSet;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

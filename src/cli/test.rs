@@ -40,9 +40,9 @@ pub fn run(mut args: Args) -> ExitCode {
         args.files.clear();
     }
     let loaded = compile::load_dir_with(&args.rules, &args.limits.limits());
-    let mut sources = Sources::new();
+    let mut sources = Sources::of(&loaded.texts);
     for d in &loaded.diagnostics {
-        eprintln!("{}", report::human(d, &mut sources));
+        eprintln!("{}", report::human(d, &sources));
     }
     let Some(rs) = &loaded.ruleset else {
         if !loaded.diagnostics.iter().any(|d| d.is_error()) {
@@ -62,9 +62,13 @@ pub fn run(mut args: Args) -> ExitCode {
         cases,
         diagnostics,
         not_run,
+        texts,
     } = testing::load_cases(rs, &files);
+    for (path, text) in texts {
+        sources.insert(path, text);
+    }
     for d in &diagnostics {
-        eprintln!("{}", report::human(d, &mut sources));
+        eprintln!("{}", report::human(d, &sources));
     }
     let rt = match runtime() {
         Ok(rt) => rt,

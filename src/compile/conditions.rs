@@ -1,10 +1,10 @@
 //! Compiles `when` / `drop_when` / `available_when` conditions: resolves word lists and skills,
 //! checks values, refuses call-only predicates outside guards, and puts cheap checks first.
 
-use super::ruleset::{Cond, SkillIs};
 use super::{Compiler, SourceFile, did_you_mean};
 use crate::contract::GenerationMode;
 use crate::rules::{Condition, SkillMatch};
+use crate::ruleset::{Cond, SkillIs};
 
 /// Where a condition is evaluated: on the request alone, or on a call in a guard.
 #[derive(Clone, Copy, PartialEq, Eq)]

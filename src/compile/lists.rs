@@ -7,10 +7,11 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
-use super::ruleset::ListDef;
-use super::{Compiler, SourceFile, source};
+use super::Compiler;
 use crate::diag::{Diagnostic, Location};
 use crate::rules::{RuleFile, WordList};
+use crate::ruleset::ListDef;
+use crate::source::{SourceFile, yaml as source};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
     Scanner, Transliteration, WordMatcher,

@@ -1,24 +1,23 @@
-//! The one way to get a [`RuleSet`]: [`load_dir`] reads every rule file of a directory, validates
-//! each against the JSON Schema, deserialises it, merges the files and compiles the result.
-//! Every problem is collected as a [`Diagnostic`] with its file:line:column; a ruleset is only
-//! produced when there is no error. `turnout lint`, `turnout test`, `route` and the service's
-//! reload all call this, so they can never disagree about what a rule file means.
+//! The compiler, and the one way to get a [`RuleSet`]: [`load_dir`] has the front end
+//! ([`crate::source`]) read every rule file of a directory, validate each against the JSON
+//! Schema and read it into the rule types; then the passes below merge the files and build the
+//! compiled form ([`crate::ruleset`]). Every problem is collected as a [`Diagnostic`] with its
+//! file:line:column; a ruleset is only produced when there is no error. `turnout lint`,
+//! `turnout test`, `route` and the service's reload all call this, so they can never disagree
+//! about what a rule file means.
+//!
+//! One file per pass: `symbols` (ids), `lists` (word lists, patterns, the scanner), `tools`
+//! and `extract` (arguments), `router`, `rules` (search, pre-rules, guards), `conditions`.
+//! [`Compiler::compile`] runs them in order. The engine and the models read the compiled form
+//! only; they import nothing from here (the layers test holds them to it).
 
-pub(crate) mod check;
 mod conditions;
-pub(crate) mod events;
-pub mod extract;
-mod index;
+mod extract;
 mod lists;
-pub(crate) mod load;
 mod router;
 mod rules;
-pub mod ruleset;
-pub(crate) mod source;
-mod spans;
 mod symbols;
 mod tools;
-mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,12 +25,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::diag::{Diagnostic, Location};
+use crate::diag::Diagnostic;
 use crate::rules::RuleFile;
-pub(crate) use check::parse_checked;
-use check::{SchemaCheck, checked};
-pub use ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, RuleSet, SkillDef, ToolDef};
-use source::SpanMap;
+use crate::ruleset::{RuleSet, index};
+use crate::source::{Limits, Parsed, ReadDir, SourceFile, load, read_dir};
 
 /// What loading a directory gave: the ruleset if nothing was an error, and every finding.
 #[derive(Debug)]
@@ -42,29 +39,10 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The input could not be used at all (no such directory, unreadable file).
     pub unusable: bool,
+    /// Each rule file's path and text as read: what the findings point into (print their
+    /// source lines from these, `report::Sources`, not from a second read).
+    pub texts: Vec<(PathBuf, String)>,
 }
-
-/// One parsed rule file with what is needed to point back into it.
-#[derive(Debug)]
-pub(crate) struct SourceFile {
-    pub path: PathBuf,
-    pub spans: SpanMap,
-}
-
-impl SourceFile {
-    pub fn locate(&self, pointer: &str) -> Location {
-        source::locate(&self.path, &self.spans, pointer)
-    }
-
-    /// Where the key of the mapping member at `pointer` is (its value's place when it has no
-    /// key): for findings about a key itself, such as a section written twice.
-    pub fn locate_key(&self, pointer: &str) -> Location {
-        source::locate_key(&self.path, &self.spans, pointer)
-    }
-}
-
-pub use load::{ReadDir, read_dir, rule_files, test_files};
-pub use source::Limits;
 
 /// Loads and compiles every rule file in `dir` (and its subfolders) within the default
 /// [`Limits`].
@@ -117,88 +95,22 @@ fn compile_read_inner(read: ReadDir, limits: &Limits, quote: bool) -> Loaded {
     }
     loaded.diagnostics = diagnostics;
     loaded.unusable |= read.unusable;
+    loaded.texts = read.texts;
     loaded
 }
 
 /// Compiles rule files given as (path, content) pairs; [`load_dir`] reads them from disk first.
 pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
     let digest = load::digest_of(texts.iter().map(|(p, t)| (p.as_path(), t.as_bytes())));
-    compile_texts(
+    let mut loaded = compile_texts(
         texts,
         load::version_of(&digest),
         &Limits::default(),
         None,
         false,
-    )
-}
-
-/// A value the schema let through but the rule types refuse, located at the value (rule files
-/// and test files alike).
-pub(crate) fn not_the_format(
-    path: &Path,
-    text: &str,
-    spans: &SpanMap,
-    e: &serde_path_to_error::Error<serde_json::Error>,
-) -> Diagnostic {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for s in e.path().iter() {
-        match s {
-            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } => {
-                pointer.push('/');
-                pointer.push_str(&source::escape(key));
-            }
-            Segment::Enum { .. } | Segment::Unknown => {}
-        }
-    }
-    let at = source::locate(path, spans, &pointer);
-    let inner = e.inner().to_string();
-    let whole = [
-        "expected usize",
-        "expected u64",
-        "expected u32",
-        "expected u16",
-        "expected u8",
-    ];
-    match inner.split_once("floating point `") {
-        Some((_, rest)) if whole.iter().any(|w| inner.contains(w)) => {
-            let shown = rest.split('`').next().unwrap_or_default();
-            // The path may stop at an enum (a condition); the number is written after it.
-            let at = written_after(text, at.line, shown)
-                .map_or(at, |(line, column)| Location::new(path, line, column));
-            let hint = match shown.strip_suffix(".0") {
-                Some(n) => format!("write it without the decimal point: {n}"),
-                None => "write a whole number".to_owned(),
-            };
-            Diagnostic::error(
-                "wrong-type",
-                format!("expected a whole number, found {shown}"),
-            )
-            .at(Some(at))
-            .hint(hint)
-        }
-        _ => Diagnostic::error(
-            "invalid",
-            format!("this value does not fit the file's format: {inner}"),
-        )
-        .at(Some(at)),
-    }
-}
-
-/// Where `token` is first written as a whole word on line `from` or after: (line, column).
-fn written_after(text: &str, from: usize, token: &str) -> Option<(usize, usize)> {
-    let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
-    text.lines()
-        .enumerate()
-        .skip(from.saturating_sub(1))
-        .find_map(|(n, line)| {
-            line.match_indices(token).find_map(|(at, _)| {
-                let before = line[..at].chars().next_back();
-                let after = line[at + token.len()..].chars().next();
-                (!part(before) && !part(after)).then(|| (n + 1, line[..at].chars().count() + 1))
-            })
-        })
+    );
+    loaded.texts = texts.to_vec();
+    loaded
 }
 
 /// Findings that need every rule file: when one could not be loaded they may be false (the id
@@ -222,55 +134,11 @@ fn compile_texts(
     root: Option<PathBuf>,
     read_failed: bool,
 ) -> Loaded {
-    // The files are independent, and the schema's validator is built once per process: the
-    // files are parsed on every core while it is built, then checked and read into rule types
-    // on every core (a pack is a few large files).
-    // The largest files first, each a task of its own: the phase lasts at least as long as the
-    // largest file's parse, so it must not start last.
-    let mut by_size: Vec<usize> = (0..texts.len()).collect();
-    by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].1.len()));
-    let (check, mut values) = rayon::join(SchemaCheck::rules, || {
-        by_size
-            .par_iter()
-            .with_max_len(1)
-            .map(|&i| {
-                let (path, text) = &texts[i];
-                (i, source::parse_yaml_limited(path, text, limits))
-            })
-            .collect::<Vec<_>>()
-    });
-    values.sort_unstable_by_key(|v| v.0);
-    let files: Vec<Result<(SourceFile, RuleFile), Vec<Diagnostic>>> = texts
-        .par_iter()
-        .zip(values.into_par_iter().map(|(_, parsed)| parsed))
-        .map(|((path, text), parsed)| {
-            let (value, spans) = checked(path, parsed, check)?;
-            match serde_path_to_error::deserialize::<_, RuleFile>(value) {
-                Ok(file) => Ok((
-                    SourceFile {
-                        path: path.clone(),
-                        spans,
-                    },
-                    file,
-                )),
-                // The schema is generated from the same types, so this is mostly a safety
-                // net: what JSON Schema cannot say (`15.0` is an integer to it), at the value.
-                Err(e) => Err(vec![not_the_format(path, text, &spans, &e)]),
-            }
-        })
-        .collect();
-    let mut diagnostics = Vec::new();
-    let mut parsed = Vec::new();
-    let mut failed: Vec<&Path> = Vec::new();
-    for ((path, _), file) in texts.iter().zip(files) {
-        match file {
-            Ok(file) => parsed.push(file),
-            Err(found) => {
-                diagnostics.extend(found);
-                failed.push(path);
-            }
-        }
-    }
+    let Parsed {
+        files: parsed,
+        mut diagnostics,
+        failed,
+    } = crate::source::parse_rule_files(texts, limits);
     let mut compiler = Compiler::new(&parsed, root, *limits);
     let ruleset = compiler.compile(version, texts.iter().map(|(p, _)| p.clone()).collect());
     let incomplete = read_failed || !failed.is_empty();
@@ -311,6 +179,7 @@ fn compile_texts(
         ruleset,
         diagnostics,
         unusable: false,
+        texts: Vec::new(),
     }
 }
 

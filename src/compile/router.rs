@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::conditions::{CondCx, Scope};
-use super::ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, SkillDef};
 use super::{Compiler, SourceFile, did_you_mean, load};
 use crate::diag::Diagnostic;
+use crate::ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, SkillDef};
 
 impl Compiler<'_> {
     /// The router section: exactly one, and its skill tool must agree with the skills.

@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::Compiler;
 use super::conditions::{CondCx, Scope};
-use super::ruleset::{
+use crate::diag::Diagnostic;
+use crate::rules::Action;
+use crate::ruleset::{
     ActionDef, ArgTemplate, CallTemplateDef, GuardDef, PreRuleDef, SearchDef, SearchRuleDef,
     TemplatePart,
 };
-use crate::diag::Diagnostic;
-use crate::rules::Action;
 
 impl Compiler<'_> {
     pub(super) fn search(&mut self) -> Option<SearchDef> {
@@ -54,7 +54,7 @@ impl Compiler<'_> {
         })
     }
 
-    pub(super) fn pre_rules(&mut self, tools: &[super::ruleset::ToolDef]) -> Vec<PreRuleDef> {
+    pub(super) fn pre_rules(&mut self, tools: &[crate::ruleset::ToolDef]) -> Vec<PreRuleDef> {
         let mut out = Vec::new();
         for (file, rf) in self.files {
             for (i, r) in rf.pre_rules.iter().enumerate() {
@@ -140,7 +140,7 @@ impl Compiler<'_> {
         &mut self,
         file: &super::SourceFile,
         at: &str,
-        tool: Option<&super::ruleset::ToolDef>,
+        tool: Option<&crate::ruleset::ToolDef>,
         name: &str,
     ) {
         let Some(tool) = tool else { return };

@@ -5,10 +5,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::conditions::{CondCx, Scope};
-use super::ruleset::{SkillDef, ToolDef};
 use super::{Compiler, SourceFile};
 use crate::diag::Diagnostic;
 use crate::rules::RuleFile;
+use crate::ruleset::{SkillDef, ToolDef};
 use crate::text::{EntryError, WordMatcher};
 
 /// Every extraction pattern of `files` (which the tools' pass reads as

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::compile::RuleSet;
-use crate::compile::ruleset::{Cond, SkillIs};
 use crate::contract::{Fact, FactKind, Match, Request};
+use crate::ruleset::RuleSet;
+use crate::ruleset::{Cond, SkillIs};
 use crate::text::{self, Hit, Hits, Normalized};
 
 /// A call on its way through the pipeline: what a guard's conditions are evaluated against.

@@ -13,11 +13,11 @@ pub(crate) mod probe;
 mod router;
 mod search;
 
-use crate::compile::RuleSet;
 use crate::contract::{
     Call, Decision, EffectKind, ModelCall, Outcome, Request, RequestError, Stage, TraceStep,
 };
 use crate::model::Model;
+use crate::ruleset::RuleSet;
 use crate::text::Normalized;
 use eval::{Ctx, Pending};
 

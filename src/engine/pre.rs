@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::Run;
 use super::eval::Pending;
 use super::eval::Why;
-use crate::compile::ruleset::{ActionDef, ArgTemplate, TemplatePart};
 use crate::contract::{EffectKind, Stage, TraceStep};
+use crate::ruleset::{ActionDef, ArgTemplate, TemplatePart};
 
 impl Run<'_> {
     /// Returns whether a pre-rule settled the message.
@@ -82,7 +82,7 @@ impl Run<'_> {
                     .extract
                     .iter()
                     .find(|x| x.name == name)?;
-                let input = crate::compile::extract::ExtractInput {
+                let input = crate::ruleset::extract::ExtractInput {
                     original: self.cx.req.user_message().unwrap_or_default(),
                     normalized: self.cx.text,
                     open_file: self.cx.open_file(),

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::compile::RuleSet;
+use crate::ruleset::RuleSet;
 
 /// Which word lists a decision consulted. Make one per ruleset and [`reset`](Probe::reset) it
 /// between decisions.

@@ -5,8 +5,8 @@
 
 use super::Run;
 use super::eval::Why;
-use crate::compile::ruleset::SearchRuleDef;
 use crate::contract::{EffectKind, Stage, TraceStep};
+use crate::ruleset::SearchRuleDef;
 
 impl<'a> Run<'a> {
     /// Whether the answer uses web search.
@@ -66,7 +66,7 @@ impl<'a> Run<'a> {
 
     /// The first search rule that holds (and is not passed over).
     fn search_rule(&self) -> Option<&'a SearchRuleDef> {
-        let rs: &'a crate::compile::RuleSet = self.cx.rs;
+        let rs: &'a crate::ruleset::RuleSet = self.cx.rs;
         let search = rs.search.as_ref()?;
         rs.search_index
             .candidates(self.cx.hits.lists())

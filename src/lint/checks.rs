@@ -23,8 +23,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::compile::ruleset::{ActionDef, RuleSet};
 use crate::diag::{Diagnostic, Location};
+use crate::ruleset::{ActionDef, RuleSet};
 
 use super::logic::{Normal, satisfiable};
 use super::shadow::{Dead, FirstMatch};

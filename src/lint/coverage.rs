@@ -14,10 +14,10 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::compile::ruleset::RuleSet;
 use crate::contract::{Decision, Request};
 use crate::diag::Location;
 use crate::engine::probe::Probe;
+use crate::ruleset::RuleSet;
 use crate::testing::{self, CaseResult, LoadedCase};
 
 /// One thing coverage counts.

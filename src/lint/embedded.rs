@@ -9,9 +9,9 @@
 //!
 //! Rules with no examples at all are not written for the embedded router: nothing is said.
 
-use crate::compile::extract::is_free_text;
-use crate::compile::ruleset::RuleSet;
 use crate::diag::Diagnostic;
+use crate::ruleset::RuleSet;
+use crate::ruleset::extract::is_free_text;
 use serde_json::Value;
 
 /// Findings about tools the embedded router can never call with valid arguments.

@@ -4,8 +4,8 @@
 //! would match none of them. The cases are the evidence: a stem that some case's word starts
 //! with, and that no case's word has in its forms, is reported with the fix (`rewrit*`).
 
-use crate::compile::ruleset::RuleSet;
 use crate::diag::Diagnostic;
+use crate::ruleset::RuleSet;
 use crate::testing::LoadedCase;
 
 /// A warning for each `words` entry word that the cases show narrowed to nothing.

@@ -29,8 +29,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::compile::ruleset::{Cond, SkillIs};
 use crate::contract::GenerationMode;
+use crate::ruleset::{Cond, SkillIs};
 
 /// The most conjunctions a normal form may have before the question is left undecided.
 pub const MAX_TERMS: usize = 4096;

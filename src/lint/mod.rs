@@ -34,7 +34,7 @@ pub struct Options {
     /// Fail (`min-coverage`) when test coverage is below this percentage.
     pub min_coverage: Option<f64>,
     /// The limits rule files are read within (the service's `--max-rule-*` flags).
-    pub limits: crate::compile::Limits,
+    pub limits: crate::source::Limits,
 }
 
 /// Test case counts.
@@ -60,6 +60,9 @@ pub struct Report {
     pub tests: Option<TestCounts>,
     /// What the cases exercised; `None` when they were not run.
     pub coverage: Option<Coverage>,
+    /// The rule files' and test files' texts as read: what the findings point into
+    /// ([`crate::report::Sources::of`] prints their source lines from these).
+    pub texts: Vec<(PathBuf, String)>,
 }
 
 impl Report {
@@ -129,7 +132,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         ruleset,
         diagnostics,
         unusable,
-        ..
+        texts,
     } = compile::load_dir_with(dir, &options.limits);
     let mut report = Report {
         dir: dir.to_path_buf(),
@@ -137,6 +140,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         unusable,
         tests: None,
         coverage: None,
+        texts,
     };
     let Some(rs) = ruleset else {
         return report;
@@ -150,7 +154,9 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
         cases,
         diagnostics: mut test_findings,
         not_run,
+        texts,
     } = testing::load_cases(&rs, &files);
+    report.texts.extend(texts);
     test_findings.extend(forms::narrowed(&rs, &cases));
     let mut coverage = Coverage::new(&rs);
     let results = coverage::run_cases(&rs, &cases, &mut coverage).await;

@@ -24,7 +24,7 @@ pub mod spec;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::compile::{RouterDef, RuleSet, SkillDef, ToolDef};
+use crate::ruleset::{RouterDef, RuleSet, SkillDef, ToolDef};
 use std::sync::Arc;
 
 use crate::contract::{EffectKind, Fact, Message, Ui};

@@ -15,9 +15,9 @@ use super::key::ApiKey;
 use super::openai::OpenAiModel;
 use super::scripted::ScriptedModel;
 use super::{DEFAULT_MAX_ANSWER_BYTES, Model};
-use crate::compile::RouterDef;
 pub use crate::contract::{ModelSpec, SpecError};
 use crate::rules::testcase::ModelScript;
+use crate::ruleset::RouterDef;
 
 /// Where an HTTP backend's API key comes from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -94,16 +94,14 @@ impl ModelSpec {
     }
 
     fn script(path: &Path) -> Result<ModelScript, SpecError> {
-        crate::compile::load::load_script(path, &crate::compile::Limits::default()).map_err(
-            |found| {
-                let why: Vec<String> = found.iter().map(ToString::to_string).collect();
-                SpecError::Script(format!(
-                    "the model script {} cannot be used:\n{}",
-                    path.display(),
-                    why.join("\n")
-                ))
-            },
-        )
+        crate::source::load::load_script(path, &crate::source::Limits::default()).map_err(|found| {
+            let why: Vec<String> = found.iter().map(ToString::to_string).collect();
+            SpecError::Script(format!(
+                "the model script {} cannot be used:\n{}",
+                path.display(),
+                why.join("\n")
+            ))
+        })
     }
 
     /// The model to use: the command line's if given, else the rules' `router.model`, else

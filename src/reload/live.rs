@@ -8,8 +8,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use serde::Serialize;
 
-use crate::compile::{self, Limits, RuleSet};
+use crate::compile;
 use crate::diag::Diagnostic;
+use crate::ruleset::RuleSet;
+use crate::source::{self, Limits};
 
 /// What started a reload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -208,7 +210,7 @@ fn ceil_ms(d: Duration) -> u64 {
 
 /// The files of `serving` that `read` no longer holds (a rename counts as a removal of the old
 /// name), in path order.
-fn removed_files(serving: &RuleSet, read: &compile::ReadDir) -> Vec<PathBuf> {
+fn removed_files(serving: &RuleSet, read: &source::ReadDir) -> Vec<PathBuf> {
     serving
         .files
         .iter()
@@ -340,7 +342,7 @@ impl LiveRules {
 
     fn reload_locked(&self, state: &mut Reloading, trigger: Trigger) -> ReloadReport {
         let started = Instant::now();
-        let read = compile::read_dir(&self.dir, &self.limits);
+        let read = source::read_dir(&self.dir, &self.limits);
         let bytes_read = read.bytes_read;
         let version = |rs: Option<&Arc<RuleSet>>| rs.map(|r| r.version.to_string());
         let serving = self.current();

@@ -3,7 +3,7 @@
 //! why. Requests take one `Arc` at their start and keep it to the end, so a swap never mixes
 //! two versions inside one decision.
 //!
-//! A reload reads the directory once ([`compile::read_dir`]); the digest of what it read is
+//! A reload reads the directory once ([`source::read_dir`](crate::source::read_dir)); the digest of what it read is
 //! both the new version and the "did anything change" test, so an unchanged directory is never
 //! compiled, logged or counted again, and a broken file is reported once per distinct content.
 //!

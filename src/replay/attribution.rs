@@ -13,9 +13,9 @@ use async_trait::async_trait;
 use serde::Serialize;
 
 use super::{Line, decide_line, differ};
-use crate::compile::RuleSet;
 use crate::contract::{Decision, EffectKind, Stage};
 use crate::model::{Model, ModelAnswer, ModelError, RouterInput};
+use crate::ruleset::RuleSet;
 
 /// What one rule did on a replay.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

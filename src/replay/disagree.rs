@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Line, context, decide_line, label};
-use crate::compile::RuleSet;
 use crate::contract::{Decision, Stage};
 use crate::model::Model;
 use crate::rules::testcase::{Case, Expect, ModelScript, ScriptedCall, TestFile};
+use crate::ruleset::RuleSet;
 
 /// A kind of disagreement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

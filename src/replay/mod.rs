@@ -28,12 +28,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compile::RuleSet;
 use crate::contract::{Decision, Outcome, Request};
 use crate::engine;
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::rules::testcase::{Expect, ModelScript};
+use crate::ruleset::RuleSet;
 use crate::testing;
 
 /// One line of a corpus.

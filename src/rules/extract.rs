@@ -1,5 +1,5 @@
 //! What the embedded offline router is told about filling tool arguments from the message, and
-//! about the request's context and compound requests. Plain serde data; `compile::extract`
+//! about the request's context and compound requests. Plain serde data; `ruleset::extract`
 //! turns it into matchers.
 
 use std::collections::BTreeMap;

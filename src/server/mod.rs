@@ -105,7 +105,7 @@ impl ModelSlot {
     }
 
     /// The model for requests decided by `rs` (built on first use).
-    pub fn get(&self, rs: &crate::compile::RuleSet) -> Option<Arc<dyn Model>> {
+    pub fn get(&self, rs: &crate::ruleset::RuleSet) -> Option<Arc<dyn Model>> {
         self.chosen
             .get_or_init(|| {
                 let spec = ModelSpec::choose(None, rs.router());
@@ -127,7 +127,7 @@ impl ModelSlot {
 
     /// Readies the model for `rs` (building it first if the rules name it): called by every
     /// reload before the new rules serve.
-    pub fn prepare(&self, rs: &crate::compile::RuleSet) {
+    pub fn prepare(&self, rs: &crate::ruleset::RuleSet) {
         if let Some(model) = self.get(rs) {
             model.prepare(rs);
         }

@@ -13,11 +13,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{AppState, bad_request, error};
-use crate::compile::RuleSet;
 use crate::contract::{Decision, GenerationMode};
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::replay::{self, Line};
+use crate::ruleset::RuleSet;
 
 /// The page, built into the binary.
 const PAGE: &str = include_str!("../../assets/playground.html");

@@ -23,11 +23,11 @@ use tokio::sync::mpsc;
 use super::conn::{self, Stopped};
 use super::playground::Corpus;
 use super::{AppState, Config, Metrics, ModelSlot, decision_log, shadow};
-use crate::compile::Limits;
 use crate::contract::ModelSpec;
 use crate::diag::Diagnostic;
 use crate::model::spec::{BuildOptions, KeySource};
 use crate::reload::{self, LiveRules, Trigger};
+use crate::source::Limits;
 
 /// Everything a service is started with; [`Settings::new`] gives `turnout serve`'s defaults.
 #[derive(Debug)]

@@ -19,7 +19,7 @@ use super::common::{Kill, Served, cannot_run, eventually_async, find, tool_or_sk
 
 fn copy_rules(to: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
-    for f in turnout::compile::rule_files(&from).expect("rules") {
+    for f in turnout::source::rule_files(&from).expect("rules") {
         std::fs::copy(&f, to.join(f.file_name().expect("name"))).expect("copy");
     }
 }

@@ -60,7 +60,7 @@ fn the_shipped_rule_tests_all_pass() {
         .expect("last line starts with a count");
     assert_eq!(last, format!("{passed} passed, 0 failed"));
     // Every case written in rules/tests ran.
-    let written: usize = turnout::compile::test_files(&root().join("rules"))
+    let written: usize = turnout::source::test_files(&root().join("rules"))
         .iter()
         .map(|p| {
             let doc: serde_json::Value =

@@ -272,7 +272,7 @@ fn the_image_runs_serve_as_a_non_root_user_on_all_interfaces_with_the_mounted_ru
 /// The rule files a ConfigMap holds: every rule file of `rules/`, by name and content. A
 /// ConfigMap is flat, so a rule file in a subfolder could not be shipped this way.
 fn configmap_data(rules: &Path) -> Vec<(String, String)> {
-    turnout::compile::rule_files(rules)
+    turnout::source::rule_files(rules)
         .expect("rules")
         .into_iter()
         .map(|p| {
@@ -493,12 +493,12 @@ fn check_rendered(docs: &[Value], rules: &Path) {
         .map(|(k, v)| (k.clone(), v.as_str().expect("text").to_owned()))
         .collect();
     volume.publish(&from_configmap);
-    let limits = turnout::compile::Limits::default();
-    let in_pod = turnout::compile::read_dir(vol.path(), &limits);
+    let limits = turnout::source::Limits::default();
+    let in_pod = turnout::source::read_dir(vol.path(), &limits);
     assert!(in_pod.diagnostics.is_empty(), "{:?}", in_pod.diagnostics);
     assert_eq!(
         in_pod.version(),
-        turnout::compile::read_dir(rules, &limits).version()
+        turnout::source::read_dir(rules, &limits).version()
     );
     eprintln!(
         "kustomize: {} objects; the rules ConfigMap holds {} files, {bytes} bytes (limit 1 MiB), version {}",
@@ -878,8 +878,8 @@ fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load(
     let dir = tempfile::tempdir().expect("tempdir");
     let mut volume = ConfigMapVolume::new(dir.path());
     volume.publish(&v1);
-    let limits = turnout::compile::Limits::default();
-    let old = turnout::compile::read_dir(dir.path(), &limits).version();
+    let limits = turnout::source::Limits::default();
+    let old = turnout::source::read_dir(dir.path(), &limits).version();
 
     let served: Vec<Served> = (0..REPLICAS)
         .map(|_| Served::start(dir.path(), &["--model", "none"]))
@@ -940,7 +940,7 @@ fn three_replicas_behind_nginx_switch_to_a_configmap_update_together_under_load(
         // Steady load, then the update, then at least LIMIT + 1 s more of load.
         std::thread::sleep(Duration::from_millis(1500));
         swapped_at = volume.publish(&v2).duration_since(start);
-        new = turnout::compile::read_dir(dir.path(), &limits).version();
+        new = turnout::source::read_dir(dir.path(), &limits).version();
         std::thread::sleep(LIMIT + Duration::from_secs(1));
         stop.store(true, Ordering::Relaxed);
         monitor.join().expect("monitor")

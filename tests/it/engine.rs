@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use turnout::compile::{Loaded, RuleSet, load_texts};
+use turnout::RuleSet;
+use turnout::compile::{Loaded, load_texts};
 use turnout::contract::{Decision, EffectKind, FactKind, Outcome, Request, Stage};
 use turnout::engine;
 use turnout::model::scripted::ScriptedModel;

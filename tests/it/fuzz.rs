@@ -201,7 +201,7 @@ fn within_limit<T: Send + 'static>(what: String, work: impl FnOnce() -> T + Send
 }
 
 fn shipped() -> Vec<(PathBuf, String)> {
-    turnout::compile::rule_files(&root().join("rules"))
+    turnout::source::rule_files(&root().join("rules"))
         .expect("rules")
         .into_iter()
         .map(|p| {

@@ -13,16 +13,20 @@ const LAYERS: &[(&str, u32)] = &[
     ("diag", 0),
     ("text", 0),
     ("rules", 1),
-    ("compile", 2),
+    ("source", 2),
+    ("ruleset", 2),
     ("model", 3),
     ("engine", 4),
-    ("reload", 5),
-    ("report", 5),
-    ("testing", 5),
-    ("replay", 6),
-    ("lint", 6),
-    ("server", 7),
-    ("cli", 8),
+    // Above the engine and the models, so neither can import the compiler: they read the
+    // compiled form (`ruleset`) only.
+    ("compile", 5),
+    ("reload", 6),
+    ("report", 6),
+    ("testing", 6),
+    ("replay", 7),
+    ("lint", 7),
+    ("server", 8),
+    ("cli", 9),
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {

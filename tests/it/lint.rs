@@ -340,7 +340,7 @@ fn the_shipped_pack_is_clean_and_every_rule_is_exercised() {
             .expect("summary");
     let rules = &last["summary"]["coverage"]["rules"];
     // Every pre-rule, search rule and guard written in rules/ is counted.
-    let written: usize = turnout::compile::rule_files(&root().join("rules"))
+    let written: usize = turnout::source::rule_files(&root().join("rules"))
         .expect("rules")
         .iter()
         .map(|p| {
@@ -577,7 +577,7 @@ fn the_editor_schema_refuses_what_the_service_refuses() {
         assert!(validator.is_valid(&doc), "the schema refuses {text}");
     }
     // And every shipped rule file passes it.
-    for file in turnout::compile::rule_files(&root().join("rules")).expect("rules") {
+    for file in turnout::source::rule_files(&root().join("rules")).expect("rules") {
         let doc: serde_json::Value =
             serde_yaml::from_str(&std::fs::read_to_string(&file).expect("read")).expect("yaml");
         assert!(validator.is_valid(&doc), "{}", file.display());

@@ -29,7 +29,7 @@ fn replay(args: &[&str]) -> (Option<i32>, Value, String) {
 /// A copy of the shipped rules in a temporary directory.
 fn copy_of_rules() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for f in turnout::compile::rule_files(&root().join("rules")).expect("rules") {
+    for f in turnout::source::rule_files(&root().join("rules")).expect("rules") {
         let name = f.file_name().expect("name");
         std::fs::copy(&f, dir.path().join(name)).expect("copy");
     }

@@ -19,7 +19,7 @@ fn shipped_rules() -> PathBuf {
 /// A copy of the shipped rules whose search phrases (the `search-patterns` rule) never match.
 fn rules_without_search_phrases() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for f in turnout::compile::rule_files(&shipped_rules()).expect("rules") {
+    for f in turnout::source::rule_files(&shipped_rules()).expect("rules") {
         std::fs::copy(&f, dir.path().join(f.file_name().expect("name"))).expect("copy");
     }
     let search = dir.path().join("search.yaml");
@@ -217,7 +217,7 @@ fn a_broken_shadow_edit_is_refused_and_shown_while_the_live_rules_answer_as_befo
 #[test]
 fn a_shadow_slower_than_the_traffic_drops_and_counts_and_every_request_is_answered() {
     let shadow_dir = tempfile::tempdir().expect("tempdir");
-    for f in turnout::compile::rule_files(&shipped_rules()).expect("rules") {
+    for f in turnout::source::rule_files(&shipped_rules()).expect("rules") {
         std::fs::copy(&f, shadow_dir.path().join(f.file_name().expect("name"))).expect("copy");
     }
     let server = start(

@@ -978,7 +978,7 @@ fn a_rule_file_deleted_and_put_back_never_serves_the_rules_without_it() {
         .chain([("guards.yaml", true)]);
     for (name, rename) in removals {
         let without = split_dir(Some(name));
-        let lacking = turnout::compile::read_dir(without.path(), &Default::default()).version();
+        let lacking = turnout::source::read_dir(without.path(), &Default::default()).version();
         let path = dir.path().join(name);
         let text = std::fs::read(&path).expect("read");
         let aside = dir.path().join(format!("{name}.orig"));

@@ -13,7 +13,7 @@
 use serde::{Serialize, Serializer};
 
 use super::{Classifier, Target, Training, TrainingData, frames};
-use crate::compile::RuleSet;
+use crate::ruleset::RuleSet;
 
 /// The decision numbers of `router.embedded` a calibration tries.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

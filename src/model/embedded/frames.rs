@@ -4,10 +4,10 @@
 //! no-tool class. Both are said in the trace. Patterns come from the rules; nothing here knows
 //! a language.
 
-use crate::compile::FrameDef;
 use crate::contract::EffectKind;
 use crate::model::ModelNote;
 use crate::rules::FrameKind;
+use crate::ruleset::FrameDef;
 
 /// What the frames made of one normalised message.
 #[derive(Debug, Default)]

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 
 use super::{Model, ModelAnswer, ModelError, RouterInput};
-use crate::compile::{RuleSet, ToolDef};
+use crate::ruleset::{RuleSet, ToolDef};
 use crate::text::Normalizer;
 
 pub use classifier::{Classifier, Training};

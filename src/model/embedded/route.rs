@@ -7,9 +7,9 @@
 use serde_json::{Map, Value};
 
 use super::{Index, Ranking, Target};
-use crate::compile::extract::{ExtractInput, fill_arguments, original_slice};
 use crate::contract::{EffectKind, Fact, FactKind};
 use crate::model::{ModelAnswer, ModelNote, RawCall, RouterInput};
+use crate::ruleset::extract::{ExtractInput, fill_arguments, original_slice};
 
 /// The embedded router's answer for this input.
 pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {

@@ -10,7 +10,7 @@ use super::Explain;
 use super::words::{
     def_name, describe, did_you_mean, expected_types, keyed_tag, parent, type_hint, words,
 };
-use crate::compile::source::escape;
+use crate::source::yaml::escape;
 
 impl Explain<'_> {
     /// The value at `inst` fails a `oneOf`/`anyOf` at `spath`; `context` holds each

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::source::{self, Limits};
+use super::yaml::{self as source, Limits};
 use crate::diag::{Diagnostic, Location};
 
 /// What reading a directory gave: the texts of the rule files, the problems met, and the digest

@@ -304,7 +304,7 @@ fn span_location(path: &Path, span: Option<Span>) -> Location {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::load::read_text;
+    use crate::source::load::read_text;
     use std::path::PathBuf;
 
     fn spans(text: &str) -> SpanMap {

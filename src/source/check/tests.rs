@@ -1,8 +1,8 @@
 //! How schema errors read: every kind of mistake a product manager makes, located and explained.
 
 use super::*;
-use crate::compile::source::parse_yaml;
 use crate::rules::schema::*;
+use crate::source::yaml::parse_yaml;
 use std::path::PathBuf;
 
 fn rules_check(text: &str) -> Vec<Diagnostic> {

@@ -1,13 +1,10 @@
-//! Pass 3b: each tool's `extract` — how the embedded router fills arguments from the message —
-//! compiled into matchers and checked against the tool's argument schema (an argument that
-//! exists, values the schema accepts, patterns that compile, a `number` group in number
-//! patterns). The compiled form fills arguments at request time ([`ArgExtract::fill`]), so the
-//! embedded router and any other stage use one implementation.
+//! Each tool's `extract`, compiled: how the embedded router fills arguments from the message,
+//! at request time ([`ArgExtract::fill`]), so the embedded router and any other stage use one
+//! implementation. The compiler's pass that builds it is `compile/extract.rs`.
 
 use regex::Regex;
 use serde_json::{Map, Value};
 
-mod compile;
 mod number;
 
 use crate::rules::ContextValue;
@@ -18,41 +15,41 @@ use crate::text::WordMatcher;
 pub struct ArgExtract {
     /// The argument's name.
     pub name: String,
-    choices: Vec<ChoiceDef>,
+    pub(crate) choices: Vec<ChoiceDef>,
     /// Every choice's words in one matcher (one automaton per argument, not per choice).
-    words: WordMatcher,
+    pub(crate) words: WordMatcher,
     /// For each entry of `words`: its choice and its text.
-    word_entries: Vec<(usize, String)>,
-    number: Option<NumberDef>,
-    from_context: Option<ContextValue>,
-    text: Option<TextDef>,
-    default: Option<Value>,
+    pub(crate) word_entries: Vec<(usize, String)>,
+    pub(crate) number: Option<NumberDef>,
+    pub(crate) from_context: Option<ContextValue>,
+    pub(crate) text: Option<TextDef>,
+    pub(crate) default: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
-struct ChoiceDef {
-    value: Value,
+pub(crate) struct ChoiceDef {
+    pub(crate) value: Value,
     /// The patterns, as written, for the trace.
-    entries: Vec<String>,
-    patterns: Vec<Regex>,
+    pub(crate) entries: Vec<String>,
+    pub(crate) patterns: Vec<Regex>,
 }
 
 #[derive(Debug, Clone)]
-struct NumberDef {
-    patterns: Vec<Regex>,
+pub(crate) struct NumberDef {
+    pub(crate) patterns: Vec<Regex>,
     /// Longest first.
-    units: Vec<(String, f64)>,
+    pub(crate) units: Vec<(String, f64)>,
     /// Numbers written as words, longest stem first.
-    words: Vec<NumberWord>,
-    integer: bool,
+    pub(crate) words: Vec<NumberWord>,
+    pub(crate) integer: bool,
 }
 
 /// One number word: a normalised stem (or a whole word) and its value.
 #[derive(Debug, Clone)]
-struct NumberWord {
-    stem: String,
-    whole: bool,
-    value: f64,
+pub(crate) struct NumberWord {
+    pub(crate) stem: String,
+    pub(crate) whole: bool,
+    pub(crate) value: f64,
 }
 
 /// A word worth this much or more multiplies the number words before it («seven thousand»).
@@ -86,9 +83,9 @@ impl Digits {
 }
 
 #[derive(Debug, Clone)]
-struct TextDef {
-    drop: WordMatcher,
-    drop_patterns: Vec<Regex>,
+pub(crate) struct TextDef {
+    pub(crate) drop: WordMatcher,
+    pub(crate) drop_patterns: Vec<Regex>,
 }
 
 /// What an extraction sees of one request.

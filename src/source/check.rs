@@ -12,9 +12,9 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use crate::compile::source::{self, Limits, SpanMap, escape};
 use crate::diag::{Diagnostic, Location};
 use crate::rules::schema;
+use crate::source::yaml::{self as source, Limits, SpanMap, escape};
 
 /// A compiled schema, built once and used for every file of its kind.
 pub struct SchemaCheck {

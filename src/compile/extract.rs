@@ -3,10 +3,11 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::super::{Compiler, SourceFile, did_you_mean};
-use super::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
+use super::{Compiler, did_you_mean};
 use crate::diag::Diagnostic;
 use crate::rules::Extraction;
+use crate::ruleset::extract::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
+use crate::source::SourceFile;
 use crate::text::{Normalizer, WordMatcher};
 
 impl Compiler<'_> {

@@ -1,6 +1,11 @@
 //! The compiled ruleset: ids resolved to indices, word lists built into matchers, argument
-//! schemas compiled. Only the compiler (`compile::load_dir`) makes one, so holding a `RuleSet` means every check
-//! passed.
+//! schemas compiled, rules filed by the lists that gate them (`index`), and the arguments'
+//! extraction at request time (`extract`). This is the form the engine and the models read.
+//! Only the compiler (`compile::load_dir`) makes one, so holding a `RuleSet` means
+//! every check passed; nothing here imports the compiler or the YAML front end.
+
+pub mod extract;
+pub(crate) mod index;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -33,8 +38,8 @@ pub struct RuleSet {
     /// For each tool, the guards that watch it, in order.
     pub(crate) guards_by_tool: Vec<Vec<usize>>,
     /// Pre-rules and search rules filed by the lists that gate them.
-    pub(crate) pre_index: super::index::RuleIndex,
-    pub(crate) search_index: super::index::RuleIndex,
+    pub(crate) pre_index: index::RuleIndex,
+    pub(crate) search_index: index::RuleIndex,
     /// For each guard, the lists of which one must match for it to veto (`None`: any message).
     pub(crate) guard_gates: Vec<Option<Box<[usize]>>>,
     /// How messages are normalised before matching.
@@ -104,7 +109,7 @@ pub struct ToolDef {
     /// Example messages for the embedded router.
     pub examples: Vec<String>,
     /// How the embedded router fills its arguments from the message (`extract`).
-    pub extract: Vec<super::extract::ArgExtract>,
+    pub extract: Vec<extract::ArgExtract>,
     pub(crate) validator: jsonschema::Validator,
     /// Where the tool is written.
     pub(crate) at: Location,
@@ -353,7 +358,7 @@ impl Cond {
     }
 
     /// Lists of which at least one must match for the condition to hold; `None` when it can
-    /// hold without any (it is then always evaluated). What [`RuleIndex`](super::index::RuleIndex)
+    /// hold without any (it is then always evaluated). What [`RuleIndex`](index::RuleIndex)
     /// files a rule by.
     pub(crate) fn gate(&self) -> Option<Vec<usize>> {
         match self {
