@@ -28,6 +28,176 @@ impl fmt::Display for Severity {
     }
 }
 
+/// Defines [`Code`]: each variant with its text, written once.
+macro_rules! codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $text:literal, )*) => {
+        /// A finding's stable code: what `lint` prints (`error[unknown-tool]`), what JSON and
+        /// GitHub output carry, and what `docs/lint.md`'s table lists (a test holds the two
+        /// to each other).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The code as written, e.g. `unknown-tool`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The rules directory cannot be used at all (missing, not a directory).
+    Unusable = "unusable",
+    /// A rule file cannot be read (permissions, a pipe, a directory named `x.yaml`).
+    Unreadable = "unreadable",
+    /// A link that leads out of the rules directory; never opened.
+    OutsideRulesDir = "outside-rules-dir",
+    /// A rule file over `--max-rule-file-bytes`, refused before it is read.
+    TooLarge = "too-large",
+    /// Lists and mappings nested past `--max-rule-depth`.
+    TooDeep = "too-deep",
+    /// A second YAML document in one file.
+    MultipleDocuments = "multiple-documents",
+    /// A YAML merge key (`<<:`).
+    MergeKey = "merge-key",
+    /// A YAML tag (`!!python/object`).
+    YamlTag = "yaml-tag",
+    /// A file that is not UTF-8 text.
+    NotText = "not-text",
+    /// A YAML syntax error, explained from the text around it.
+    YamlSyntax = "yaml-syntax",
+    /// A rule file holding only comments.
+    EmptyFile = "empty-file",
+    /// A key the format does not know (with "did you mean").
+    UnknownKey = "unknown-key",
+    /// A required key is missing.
+    MissingKey = "missing-key",
+    /// A value of the wrong type (a list where one value goes, `15.0` for a whole number).
+    WrongType = "wrong-type",
+    /// Any other schema rule broken (an id's form, a number's range).
+    Schema = "schema",
+    /// The file passed the schema but not the reader: a bug to report.
+    Invalid = "invalid",
+    /// One id defined twice.
+    DuplicateId = "duplicate-id",
+    /// A section (`router:`, `matching:`) written in two files.
+    DuplicateSection = "duplicate-section",
+    /// No file has a `router:` section.
+    MissingRouter = "missing-router",
+    /// A tool id that no tool has.
+    UnknownTool = "unknown-tool",
+    /// A test case's call says `unknown: true` but names a tool the rules define.
+    KnownTool = "known-tool",
+    /// A skill id that no skill has.
+    UnknownSkill = "unknown-skill",
+    /// A word list id that no list has.
+    UnknownList = "unknown-list",
+    /// A word list `negated_by` itself.
+    SelfNegation = "self-negation",
+    /// A test case names a rule that does not exist.
+    UnknownRule = "unknown-rule",
+    /// A value outside its set (`generation_mode: smell`).
+    UnknownValue = "unknown-value",
+    /// An integration that is not declared.
+    UnknownIntegration = "unknown-integration",
+    /// A word-list entry that cannot be read (`$`, `*`, `…`, `&` in the wrong place).
+    BadWord = "bad-word",
+    /// A regular expression that does not compile, or is too long or too big.
+    BadRegex = "bad-regex",
+    /// A regular expression that matches the empty string, so every message.
+    MatchesEmpty = "matches-empty",
+    /// A word list with neither words nor patterns.
+    EmptyList = "empty-list",
+    /// `any: []` or `all: []`.
+    EmptyCondition = "empty-condition",
+    /// A fold that is not one character for one.
+    BadFold = "bad-fold",
+    /// A tool's argument schema that is not a valid JSON Schema.
+    BadArgumentSchema = "bad-argument-schema",
+    /// A pre-rule argument `"{extract}"` for a tool with no `extract` for it.
+    NoExtract = "no-extract",
+    /// An `extract` for an argument the tool does not have.
+    ExtractUnknownArgument = "extract-unknown-argument",
+    /// An `extract` value the argument's schema refuses.
+    ExtractBadValue = "extract-bad-value",
+    /// A `number` pattern without a `(?P<number>…)` group.
+    ExtractNumberGroup = "extract-number-group",
+    /// An `extract` (or a `choose` option) that says nothing.
+    ExtractEmpty = "extract-empty",
+    /// An embedded router context rule that changes nothing.
+    ContextNoEffect = "context-no-effect",
+    /// A router model spec that cannot be used.
+    BadModel = "bad-model",
+    /// A router model whose key or service is not available.
+    ModelUnavailable = "model-unavailable",
+    /// A condition about a call outside a guard.
+    CallConditionOutsideGuard = "call-condition-outside-guard",
+    /// A skill's `auto` and the `use_skill` enum disagree.
+    SkillEnum = "skill-enum",
+    /// A consequential tool without `confirm: true`.
+    UnconfirmedConsequential = "unconfirmed-consequential",
+    /// A tool of an integration that is offered without it.
+    UngatedIntegrationTool = "ungated-integration-tool",
+    /// A word list's pattern cannot be built into the one-pass scanner (too large).
+    ListTooLarge = "list-too-large",
+    /// The same entry twice in a list.
+    DuplicateEntry = "duplicate-entry",
+    /// An entry another entry of the list already matches.
+    RedundantEntry = "redundant-entry",
+    /// A stem that, matched as a word in its forms, no longer matches what the cases wrote.
+    NarrowedEntry = "narrowed-entry",
+    /// `typos: false` together with `typos_from`.
+    TyposConflict = "typos-conflict",
+    /// `typos: true` with no length from which words tolerate a typo.
+    TyposWithoutLength = "typos-without-length",
+    /// A word list no condition mentions.
+    UnusedList = "unused-list",
+    /// A pre-rule that an earlier one with the same condition always takes first.
+    ShadowedRule = "shadowed-rule",
+    /// A condition that can never hold.
+    NeverFires = "never-fires",
+    /// A tool whose `available_when` can never hold.
+    NeverOffered = "never-offered",
+    /// A guard on a tool that never reaches the guards as a call.
+    UnreachableGuard = "unreachable-guard",
+    /// A required argument the embedded router cannot fill.
+    EmbeddedCannotFill = "embedded-cannot-fill",
+    /// A tool without examples where the others have them: the embedded router never picks it.
+    EmbeddedNoExamples = "embedded-no-examples",
+    /// A test case that did not get what it expects.
+    TestFailed = "test-failed",
+    /// Test coverage below `--min-coverage`.
+    MinCoverage = "min-coverage",
+    /// Checks across files were skipped because a file did not load.
+    SkippedChecks = "skipped-checks",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A place in a rule file. Lines and columns count from 1; columns count characters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Location {
@@ -70,7 +240,7 @@ impl Location {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// A stable code, e.g. `unknown-tool`.
-    pub code: &'static str,
+    pub code: Code,
     /// Error or warning.
     pub severity: Severity,
     /// What is wrong, for a product manager.
@@ -88,7 +258,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error.
-    pub fn error(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             severity: Severity::Error,
@@ -100,7 +270,7 @@ impl Diagnostic {
     }
 
     /// A warning.
-    pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
             ..Self::error(code, message)
@@ -108,7 +278,7 @@ impl Diagnostic {
     }
 
     /// A note: says something about the checks, not about a rule.
-    pub fn note(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn note(code: Code, message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Note,
             ..Self::error(code, message)

@@ -230,7 +230,7 @@ fn caret(line: &str, column: usize, end_column: Option<usize>) -> (String, usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::Location;
+    use crate::diag::{Code, Location};
 
     #[test]
     fn human_form_shows_line_caret_and_hint() {
@@ -239,7 +239,7 @@ mod tests {
             "r/guards.yaml",
             "guards:\n  - id: g\n    description: d\n    tools: [shop_serch]\n",
         );
-        let d = Diagnostic::error("unknown-tool", "unknown tool 'shop_serch'")
+        let d = Diagnostic::error(Code::UnknownTool, "unknown tool 'shop_serch'")
             .at(Some(Location::new("r/guards.yaml", 4, 13).until(23)))
             .hint("did you mean 'shop_search'?\nsecond line");
         assert_eq!(
@@ -258,27 +258,27 @@ mod tests {
     #[test]
     fn without_a_readable_source_only_the_headline_and_hint() {
         let sources = Sources::new();
-        let d = Diagnostic::warning("x", "m")
+        let d = Diagnostic::warning(Code::UnusedList, "m")
             .at(Some(Location::new("/no/such/file.yaml", 3, 1)))
             .rule("r");
         assert_eq!(
             human(&d, &sources),
-            "/no/such/file.yaml:3:1: warning[x]: m (rule 'r')"
+            "/no/such/file.yaml:3:1: warning[unused-list]: m (rule 'r')"
         );
-        let d = Diagnostic::error("missing-router", "no router");
+        let d = Diagnostic::error(Code::MissingRouter, "no router");
         assert_eq!(human(&d, &sources), "error[missing-router]: no router");
     }
 
     #[test]
     fn github_commands_escape_what_they_must() {
-        let d = Diagnostic::warning("unused-list", "100% unused\nreally")
+        let d = Diagnostic::warning(Code::UnusedList, "100% unused\nreally")
             .at(Some(Location::new("a,b:c.yaml", 1, 1).until(2)))
             .hint("remove it");
         assert_eq!(
             github(&d),
             "::warning file=a%2Cb%3Ac.yaml,line=1,col=1,endColumn=2,title=turnout unused-list::100%25 unused%0Areally%0Ahint: remove it"
         );
-        let d = Diagnostic::error("missing-router", "no router");
+        let d = Diagnostic::error(Code::MissingRouter, "no router");
         assert_eq!(
             github(&d),
             "::error title=turnout missing-router::no router"
@@ -287,8 +287,8 @@ mod tests {
 
     #[test]
     fn json_is_one_object_per_line() {
-        let d =
-            Diagnostic::error("c", "multi\nline").at(Some(Location::new("f.yaml", 1, 4).until(13)));
+        let d = Diagnostic::error(Code::Schema, "multi\nline")
+            .at(Some(Location::new("f.yaml", 1, 4).until(13)));
         let line = json_line(&d);
         assert!(!line.contains('\n'));
         let v: serde_json::Value = serde_json::from_str(&line).expect("json");

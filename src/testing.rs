@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::compile::did_you_mean;
 use crate::contract::Decision;
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 use crate::engine;
 use crate::engine::probe::Probe;
 use crate::model::scripted::ScriptedModel;
@@ -169,7 +169,7 @@ fn check_references(
     for (j, c) in case.model.iter().flat_map(|m| m.calls.iter().enumerate()) {
         if c.unknown && tool_ids.contains(&c.tool) {
             let d = Diagnostic::error(
-                "known-tool",
+                Code::KnownTool,
                 format!(
                     "the case '{}' says tool '{}' is unknown, but the rules define it",
                     case.name, c.tool
@@ -180,14 +180,14 @@ fn check_references(
             out.push(d);
         }
     }
-    let mut refer = |kind: &'static str, id: &str, known: &[String], pointer: String| {
+    let mut refer = |kind: Code, id: &str, known: &[String], pointer: String| {
         if !known.iter().any(|k| k == id) {
             let mut d = Diagnostic::error(
                 kind,
                 format!(
                     "the case '{}' refers to an unknown {} '{id}'",
                     case.name,
-                    &kind[8..]
+                    &kind.as_str()[8..]
                 ),
             )
             .at(Some(at(&pointer)));
@@ -201,7 +201,7 @@ fn check_references(
         for (j, c) in model.calls.iter().enumerate() {
             if !c.unknown {
                 refer(
-                    "unknown-tool",
+                    Code::UnknownTool,
                     &c.tool,
                     &tool_ids,
                     format!("/model/calls/{j}/tool"),
@@ -212,18 +212,28 @@ fn check_references(
     let e = &case.expect;
     for (key, list) in [("tools", &e.tools), ("confirm", &e.confirm)] {
         for (j, t) in list.iter().flatten().enumerate() {
-            refer("unknown-tool", t, &tool_ids, format!("/expect/{key}/{j}"));
+            refer(
+                Code::UnknownTool,
+                t,
+                &tool_ids,
+                format!("/expect/{key}/{j}"),
+            );
         }
     }
     if let Some(s) = &case.request.skill {
-        refer("unknown-skill", s, &skill_ids, "/request/skill".into());
+        refer(Code::UnknownSkill, s, &skill_ids, "/request/skill".into());
     }
     if let Some(Some(s)) = &e.skill {
-        refer("unknown-skill", s, &skill_ids, "/expect/skill".into());
+        refer(Code::UnknownSkill, s, &skill_ids, "/expect/skill".into());
     }
     for (key, list) in [("fired", &e.fired), ("not_fired", &e.not_fired)] {
         for (j, r) in list.iter().flatten().enumerate() {
-            refer("unknown-rule", r, &rule_ids, format!("/expect/{key}/{j}"));
+            refer(
+                Code::UnknownRule,
+                r,
+                &rule_ids,
+                format!("/expect/{key}/{j}"),
+            );
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Compiler, SourceFile, did_you_mean};
 use crate::contract::GenerationMode;
+use crate::diag::Code;
 use crate::rules::{Condition, SkillMatch};
 use crate::ruleset::{Cond, SkillIs};
 
@@ -38,7 +39,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
                 };
                 if v.is_empty() {
                     self.error(
-                        "empty-condition",
+                        Code::EmptyCondition,
                         format!("'{key}' needs at least one condition"),
                         &format!("{at}/{key}"),
                     );
@@ -67,7 +68,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
                 None => {
                     let hint = self.compiler.list_meant(list);
                     self.error_hint(
-                        "unknown-list",
+                        Code::UnknownList,
                         format!("unknown word list '{list}'"),
                         &format!("{at}/mentions"),
                         hint,
@@ -92,7 +93,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
                     Some(&g) => Cond::GenerationMode(Some(g)),
                     None => {
                         self.error(
-                            "unknown-value",
+                            Code::UnknownValue,
                             format!(
                                 "unknown generation mode '{m}'; expected any, image, video, music or voice"
                             ),
@@ -118,7 +119,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
                         Some(format!("declared integrations: {}", known.join(", ")))
                     });
                     self.error_hint(
-                        "unknown-integration",
+                        Code::UnknownIntegration,
                         format!("unknown integration '{i}'"),
                         &format!("{at}/integration"),
                         hint,
@@ -148,24 +149,18 @@ impl<'c, 'a> CondCx<'c, 'a> {
             return make();
         }
         self.error(
-            "call-condition-outside-guard",
+            Code::CallConditionOutsideGuard,
             format!("'{key}' looks at a tool call, so it can only be used in a guard's drop_when"),
             &format!("{at}/{key}"),
         );
         Cond::Invalid
     }
 
-    fn error(&mut self, code: &'static str, message: String, pointer: &str) {
+    fn error(&mut self, code: Code, message: String, pointer: &str) {
         self.compiler.error(code, message, self.file, pointer);
     }
 
-    fn error_hint(
-        &mut self,
-        code: &'static str,
-        message: String,
-        pointer: &str,
-        hint: Option<String>,
-    ) {
+    fn error_hint(&mut self, code: Code, message: String, pointer: &str, hint: Option<String>) {
         let mut d =
             crate::diag::Diagnostic::error(code, message).at(Some(self.file.locate(pointer)));
         if let Some(h) = hint {

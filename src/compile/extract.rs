@@ -4,7 +4,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::{Compiler, did_you_mean};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::rules::Extraction;
 use crate::ruleset::extract::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
 use crate::source::SourceFile;
@@ -29,7 +29,7 @@ impl Compiler<'_> {
                     .map(|p| p.keys().cloned().collect())
                     .unwrap_or_default();
                 let mut d = Diagnostic::error(
-                    "extract-unknown-argument",
+                    Code::ExtractUnknownArgument,
                     format!("tool '{}' has no argument '{name}' to extract", tool.id),
                 )
                 .at(Some(file.locate_key(&at)))
@@ -66,7 +66,7 @@ impl Compiler<'_> {
             && x.default.is_none()
         {
             self.error(
-                "extract-empty",
+                Code::ExtractEmpty,
                 format!(
                     "'{name}': say how it is filled: choose, number, from_context, text or default"
                 ),
@@ -78,14 +78,14 @@ impl Compiler<'_> {
             let templated = v.as_str().is_some_and(|s| s.contains('$'));
             if templated && kind != "string" {
                 c.error(
-                    "extract-bad-value",
+                    Code::ExtractBadValue,
                     format!("'{name}' is not a string: a value with $ groups cannot fill it"),
                     file,
                     p,
                 );
             } else if !templated && validator.as_ref().is_some_and(|val| !val.is_valid(v)) {
                 c.error(
-                    "extract-bad-value",
+                    Code::ExtractBadValue,
                     format!("{v} is not a valid value of '{name}' (its schema refuses it)"),
                     file,
                     p,
@@ -100,7 +100,7 @@ impl Compiler<'_> {
             check_value(self, &c.value, &format!("{p}/value"));
             if c.words.is_empty() && c.patterns.is_empty() {
                 self.error(
-                    "extract-empty",
+                    Code::ExtractEmpty,
                     format!("'{name}': option {} has neither words nor patterns", k + 1),
                     file,
                     &p,
@@ -123,7 +123,7 @@ impl Compiler<'_> {
             let p = format!("{at}/number");
             if !matches!(kind, "number" | "integer") {
                 self.error(
-                    "extract-bad-value",
+                    Code::ExtractBadValue,
                     format!("'{name}' is a {kind:?}, not a number: use choose or text"),
                     file,
                     &p,
@@ -133,7 +133,7 @@ impl Compiler<'_> {
             for (j, re) in patterns.iter().enumerate() {
                 if !re.capture_names().any(|g| g == Some("number")) {
                     self.error(
-                        "extract-number-group",
+                        Code::ExtractNumberGroup,
                         "a number pattern needs a group named 'number', e.g. (?P<number>\\d+)"
                             .into(),
                         file,
@@ -156,14 +156,14 @@ impl Compiler<'_> {
                 let stem = norm.normalize(stem.trim());
                 if stem.is_empty() || !stem.chars().all(char::is_alphanumeric) {
                     self.error(
-                        "bad-word",
+                        Code::BadWord,
                         format!("'{w}': a number word is one word (letters and digits)"),
                         file,
                         &format!("{p}/words"),
                     );
                 } else if !value.is_finite() || value < 0.0 {
                     self.error(
-                        "extract-bad-value",
+                        Code::ExtractBadValue,
                         format!("'{w}': a number word's value is a number of 0 or more"),
                         file,
                         &format!("{p}/words"),
@@ -183,7 +183,7 @@ impl Compiler<'_> {
         });
         if x.from_context.is_some() && kind != "string" {
             self.error(
-                "extract-bad-value",
+                Code::ExtractBadValue,
                 format!("'{name}' is not a string: from_context gives a name"),
                 file,
                 &format!("{at}/from_context"),
@@ -193,7 +193,7 @@ impl Compiler<'_> {
             let p = format!("{at}/text");
             if kind != "string" {
                 self.error(
-                    "extract-bad-value",
+                    Code::ExtractBadValue,
                     format!("'{name}' is not a string: text cannot fill it"),
                     file,
                     &p,
@@ -227,7 +227,7 @@ impl Compiler<'_> {
         for (j, w) in words.iter().enumerate() {
             if let Err(e) = WordMatcher::check_word(w) {
                 self.error(
-                    "bad-word",
+                    Code::BadWord,
                     format!("'{w}': {e}"),
                     file,
                     &format!("{at}/{j}"),
@@ -248,7 +248,7 @@ impl Compiler<'_> {
             match compiled {
                 Ok(re) => out.push(re),
                 Err(e) => self.error(
-                    "bad-pattern",
+                    Code::BadRegex,
                     format!("'{p}': {e}"),
                     file,
                     &format!("{at}/{j}"),

@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use super::Compiler;
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 use crate::rules::{RuleFile, WordList};
 use crate::ruleset::ListDef;
 use crate::source::{SourceFile, yaml as source};
@@ -94,7 +94,7 @@ impl Compiler<'_> {
             if !used {
                 self.diagnostics.push(
                     Diagnostic::warning(
-                        "unused-list",
+                        Code::UnusedList,
                         format!("word list '{}' is not used by any rule", l.id),
                     )
                     .at(Some(l.at.clone())),
@@ -114,7 +114,7 @@ impl Compiler<'_> {
         };
         for (f2, _) in found {
             let d = Diagnostic::error(
-                "duplicate-section",
+                Code::DuplicateSection,
                 format!("'matching' is already defined in {}", file.path.display()),
             )
             .at(Some(f2.locate_key("/matching")))
@@ -203,9 +203,11 @@ impl Compiler<'_> {
                     } else {
                         "each side must be one character"
                     };
-                    let d =
-                        Diagnostic::error("bad-fold", format!("{key} '{from}' → '{to}': {rule}"))
-                            .at(Some(file.locate_key(&pointer)));
+                    let d = Diagnostic::error(
+                        Code::BadFold,
+                        format!("{key} '{from}' → '{to}': {rule}"),
+                    )
+                    .at(Some(file.locate_key(&pointer)));
                     self.diagnostics.push(d);
                 }
             }
@@ -231,8 +233,8 @@ impl Compiler<'_> {
                 .unwrap_or_else(|| crate::text::compile_list_pattern(pat));
             if let Err(e) = &compiled {
                 let code = match e {
-                    crate::text::EntryError::MatchesEmpty => "matches-empty",
-                    _ => "bad-regex",
+                    crate::text::EntryError::MatchesEmpty => Code::MatchesEmpty,
+                    _ => Code::BadRegex,
                 };
                 // The regex crate's message is several lines (the pattern, a caret, the error);
                 // the finding gets its last line, the hint the rest.
@@ -257,7 +259,7 @@ impl Compiler<'_> {
             patterns.push(compiled.ok());
             if let Some(first) = seen_patterns.insert(pat.as_str(), j) {
                 self.warn(
-                    "duplicate-entry",
+                    Code::DuplicateEntry,
                     format!(
                         "pattern '{pat}' is already pattern {} of word list '{}'",
                         first + 1,
@@ -270,7 +272,7 @@ impl Compiler<'_> {
         }
         if l.words.is_empty() && l.patterns.is_empty() {
             self.error(
-                "empty-list",
+                Code::EmptyList,
                 format!("word list '{}' has no words and no patterns", l.id),
                 file,
                 &format!("/word_lists/{i}/id"),
@@ -328,13 +330,13 @@ fn check_list_words(
     for (j, w) in l.words.iter().enumerate() {
         let at = || Some(entry_at[j].clone());
         if let Err(e) = WordMatcher::check_word(w) {
-            let d = Diagnostic::error("bad-word", format!("word list '{}': {e}", l.id));
+            let d = Diagnostic::error(Code::BadWord, format!("word list '{}': {e}", l.id));
             diagnostics.push(d.at(at()));
             continue;
         }
         if let Some(&first) = first_of.get(keys[j].as_str()).filter(|&&f| f < j) {
             let d = Diagnostic::warning(
-                "duplicate-entry",
+                Code::DuplicateEntry,
                 format!(
                     "'{w}' is already entry {} of word list '{}'",
                     first + 1,
@@ -368,7 +370,7 @@ fn check_list_words(
         });
         if let Some(k) = covering {
             let d = Diagnostic::warning(
-                    "redundant-entry",
+                    Code::RedundantEntry,
                     format!(
                         "'{w}' adds nothing to word list '{}': entry {} '{}' already matches everything it matches",
                         l.id,
@@ -400,7 +402,7 @@ impl Compiler<'_> {
             match self.list_ids.get(&n.list) {
                 Some(_) if n.list == l.id => {
                     self.error(
-                        "self-negation",
+                        Code::SelfNegation,
                         format!("word list '{}' cannot be negated by itself", l.id),
                         file,
                         &pointer,
@@ -414,7 +416,7 @@ impl Compiler<'_> {
                 None => {
                     let hint = self.list_meant(&n.list);
                     let mut d = Diagnostic::error(
-                        "unknown-list",
+                        Code::UnknownList,
                         format!("negated_by: no word list '{}'", n.list),
                     )
                     .at(Some(file.locate(&pointer)));
@@ -430,7 +432,7 @@ impl Compiler<'_> {
         let typos_from = match (l.typos, l.typos_from) {
             (Some(false), Some(_)) => {
                 self.warn(
-                    "typos-conflict",
+                    Code::TyposConflict,
                     format!(
                         "word list '{}' says typos: false and typos_from: the list tolerates no typo",
                         l.id
@@ -444,7 +446,7 @@ impl Compiler<'_> {
             (_, Some(from)) => Some(from),
             (Some(true), None) if defaults.is_none() => {
                 self.warn(
-                    "typos-without-length",
+                    Code::TyposWithoutLength,
                     format!(
                         "word list '{}' says typos: true, but no length is given: it tolerates no typo",
                         l.id
@@ -472,7 +474,7 @@ impl Compiler<'_> {
     pub(super) fn scanner_finding(&mut self, scanner: Scanner, lists: &[ListDef]) -> Scanner {
         if let Some(e) = scanner.error() {
             let d = Diagnostic::error(
-                "list-too-large",
+                Code::ListTooLarge,
                 format!("the word lists cannot be compiled: {e}"),
             )
             .at(lists.first().map(|l| l.at.clone()))

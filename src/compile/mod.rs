@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::rules::RuleFile;
 use crate::ruleset::{RuleSet, index};
 use crate::source::{Limits, Parsed, ReadDir, SourceFile, load, read_dir};
@@ -116,15 +116,15 @@ pub fn load_texts(texts: &[(PathBuf, String)]) -> Loaded {
 /// Findings that need every rule file: when one could not be loaded they may be false (the id
 /// may be defined, or the list used, in the file that failed), so they are left out and one
 /// note says so.
-const NEED_EVERY_FILE: &[&str] = &[
-    "unknown-tool",
-    "unknown-skill",
-    "unknown-list",
-    "unknown-integration",
-    "missing-router",
-    "unused-list",
-    "skill-enum",
-    "ungated-integration-tool",
+const NEED_EVERY_FILE: &[Code] = &[
+    Code::UnknownTool,
+    Code::UnknownSkill,
+    Code::UnknownList,
+    Code::UnknownIntegration,
+    Code::MissingRouter,
+    Code::UnusedList,
+    Code::SkillEnum,
+    Code::UngatedIntegrationTool,
 ];
 
 fn compile_texts(
@@ -157,7 +157,7 @@ fn compile_texts(
             };
             // One line, once: it explains what is missing, it is not a mistake of its own.
             diagnostics.push(Diagnostic::note(
-                "skipped-checks",
+                Code::SkippedChecks,
                 format!(
                     "checks across files (unknown ids, unused word lists, the router, the \
                      skills) run once {which} loads"
@@ -254,12 +254,12 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    pub fn error(&mut self, code: &'static str, message: String, file: &SourceFile, pointer: &str) {
+    pub fn error(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
         self.diagnostics
             .push(Diagnostic::error(code, message).at(Some(file.locate(pointer))));
     }
 
-    fn warn(&mut self, code: &'static str, message: String, file: &SourceFile, pointer: &str) {
+    fn warn(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
         self.diagnostics
             .push(Diagnostic::warning(code, message).at(Some(file.locate(pointer))));
     }
@@ -354,7 +354,7 @@ impl<'a> Compiler<'a> {
             return Some(i);
         }
         let hint = did_you_mean(id, self.tool_ids.keys());
-        let mut d = Diagnostic::error("unknown-tool", format!("unknown tool '{id}'"))
+        let mut d = Diagnostic::error(Code::UnknownTool, format!("unknown tool '{id}'"))
             .at(Some(file.locate(pointer)));
         if let Some(h) = hint {
             d = d.hint(h);
@@ -368,7 +368,7 @@ impl<'a> Compiler<'a> {
             return Some(i);
         }
         let hint = did_you_mean(id, self.skill_ids.keys());
-        let mut d = Diagnostic::error("unknown-skill", format!("unknown skill '{id}'"))
+        let mut d = Diagnostic::error(Code::UnknownSkill, format!("unknown skill '{id}'"))
             .at(Some(file.locate(pointer)));
         if let Some(h) = hint {
             d = d.hint(h);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::conditions::{CondCx, Scope};
 use super::{Compiler, SourceFile, did_you_mean, load};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ruleset::{ContextRuleDef, EmbeddedDef, FrameDef, RouterDef, SkillDef};
 
 impl Compiler<'_> {
@@ -25,14 +25,14 @@ impl Compiler<'_> {
             .filter_map(|(f, rf)| rf.router.as_ref().map(|r| (f, r)));
         let Some((file, r)) = found.next() else {
             self.diagnostics.push(Diagnostic::error(
-                "missing-router",
+                Code::MissingRouter,
                 "no rule file has a 'router' section; one is required",
             ));
             return None;
         };
         for (f2, _) in found {
             let d = Diagnostic::error(
-                "duplicate-section",
+                Code::DuplicateSection,
                 format!("'router' is already defined in {}", file.path.display()),
             )
             .at(Some(f2.locate_key("/router")))
@@ -60,7 +60,7 @@ impl Compiler<'_> {
             let ptr = format!("/tools/{ti}/arguments/properties/{}", r.skill_argument);
             match enum_values {
                 None => self.error(
-                    "skill-enum",
+                    Code::SkillEnum,
                     format!(
                         "tool '{}' must list the allowed skills as an enum of its '{}' argument",
                         t.id, r.skill_argument
@@ -77,7 +77,7 @@ impl Compiler<'_> {
             .map(str::parse::<crate::contract::ModelSpec>)
         {
             Some(Err(e)) => {
-                self.error("bad-model", e.to_string(), file, "/router/model");
+                self.error(Code::BadModel, e.to_string(), file, "/router/model");
                 None
             }
             Some(Ok(crate::contract::ModelSpec::Script(script))) => self
@@ -171,7 +171,7 @@ impl Compiler<'_> {
             ),
         };
         self.diagnostics.push(
-            Diagnostic::error("bad-model", format!("router.model: {message}"))
+            Diagnostic::error(Code::BadModel, format!("router.model: {message}"))
                 .at(Some(file.locate("/router/model")))
                 .hint(hint),
         );
@@ -204,7 +204,7 @@ impl Compiler<'_> {
             });
             if let Some((f, p)) = place {
                 let d = Diagnostic::error(
-                    "skill-enum",
+                    Code::SkillEnum,
                     format!(
                         "skill '{}' switches on automatically (auto: true) but is not an allowed value of '{allowed}'",
                         s.id
@@ -240,7 +240,7 @@ impl Compiler<'_> {
                     did_you_mean(v, self.skill_ids.keys()),
                 ),
             };
-            let mut d = Diagnostic::error("skill-enum", message)
+            let mut d = Diagnostic::error(Code::SkillEnum, message)
                 .at(Some(tf.locate(&format!("{ptr}/enum/{k}"))));
             if let Some(h) = hint {
                 d = d.hint(h);
@@ -249,7 +249,7 @@ impl Compiler<'_> {
         }
         if !values.contains(&r.leave_skill_value) {
             self.error(
-                "skill-enum",
+                Code::SkillEnum,
                 format!(
                     "'{allowed}' must allow '{}' (the router's leave_skill_value), or the router cannot leave a skill",
                     r.leave_skill_value
@@ -274,7 +274,7 @@ impl Compiler<'_> {
             let at = format!("/router/embedded/context/{k}");
             if !seen.insert(&rule.id) {
                 self.error(
-                    "duplicate-id",
+                    Code::DuplicateId,
                     format!("context rule '{}' is defined twice", rule.id),
                     file,
                     &format!("{at}/id"),
@@ -282,7 +282,7 @@ impl Compiler<'_> {
             }
             if rule.boost.is_empty() && rule.rule_out.is_empty() && rule.boost_chat.is_none() {
                 self.error(
-                    "context-no-effect",
+                    Code::ContextNoEffect,
                     format!(
                         "context rule '{}' changes nothing: give boost, boost_chat or rule_out",
                         rule.id
@@ -293,7 +293,7 @@ impl Compiler<'_> {
             }
             if rule.ask_back && rule.rule_out.is_empty() {
                 self.error(
-                    "context-no-effect",
+                    Code::ContextNoEffect,
                     format!(
                         "context rule '{}' asks back for nothing: ask_back is about the tools of \
                          rule_out, and it has none",
@@ -341,7 +341,7 @@ impl Compiler<'_> {
             let at = format!("/router/embedded/frames/{k}");
             if !seen.insert(&frame.id) {
                 self.error(
-                    "duplicate-id",
+                    Code::DuplicateId,
                     format!("frame '{}' is defined twice", frame.id),
                     file,
                     &format!("{at}/id"),
@@ -353,7 +353,7 @@ impl Compiler<'_> {
                     match crate::text::compile_pattern(p) {
                         Ok(re) => regexes.push(re),
                         Err(e) => self.error(
-                            "bad-pattern",
+                            Code::BadRegex,
                             format!("'{p}': {e}"),
                             file,
                             &format!("{at}/{key}/{j}"),

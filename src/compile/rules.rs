@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Compiler;
 use super::conditions::{CondCx, Scope};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::rules::Action;
 use crate::ruleset::{
     ActionDef, ArgTemplate, CallTemplateDef, GuardDef, PreRuleDef, SearchDef, SearchRuleDef,
@@ -23,7 +23,7 @@ impl Compiler<'_> {
         let (file, s) = found.next()?;
         for (f2, _) in found {
             let d = Diagnostic::error(
-                "duplicate-section",
+                Code::DuplicateSection,
                 format!("'search' is already defined in {}", file.path.display()),
             )
             .at(Some(f2.locate_key("/search")))
@@ -148,7 +148,7 @@ impl Compiler<'_> {
             return;
         }
         let d = Diagnostic::error(
-            "no-extract",
+            Code::NoExtract,
             format!(
                 "'{{extract}}' fills '{name}' as tool '{}' extracts it, but the tool has no `extract` for '{name}'",
                 tool.id

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{Compiler, SourceFile};
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 
 impl Compiler<'_> {
     /// Records the ids of tools, skills, word lists, integrations and rules.
@@ -105,10 +105,13 @@ impl Compiler<'_> {
                 first.column
             );
             self.diagnostics.push(
-                Diagnostic::error("duplicate-id", format!("{kind} id '{id}' is defined twice"))
-                    .at(Some(here))
-                    .rule(id)
-                    .hint(hint),
+                Diagnostic::error(
+                    Code::DuplicateId,
+                    format!("{kind} id '{id}' is defined twice"),
+                )
+                .at(Some(here))
+                .rule(id)
+                .hint(hint),
             );
         } else {
             seen.insert(id.to_owned(), here);

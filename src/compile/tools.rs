@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::conditions::{CondCx, Scope};
 use super::{Compiler, SourceFile};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::rules::RuleFile;
 use crate::ruleset::{SkillDef, ToolDef};
 use crate::text::{EntryError, WordMatcher};
@@ -88,7 +88,7 @@ impl Compiler<'_> {
             Ok(v) => Some(v),
             Err(e) => {
                 self.error(
-                    "bad-argument-schema",
+                    Code::BadArgumentSchema,
                     format!(
                         "tool '{}': its arguments schema is not a valid JSON Schema: {e}",
                         t.id
@@ -101,7 +101,7 @@ impl Compiler<'_> {
         };
         if t.consequential && !t.confirm {
             let d = Diagnostic::error(
-                "unconfirmed-consequential",
+                Code::UnconfirmedConsequential,
                 format!(
                     "tool '{}' is marked consequential but does not ask the user to confirm",
                     t.id
@@ -177,7 +177,7 @@ impl Compiler<'_> {
                         ),
                     };
                     let d = Diagnostic::error(
-                        "ungated-integration-tool",
+                        Code::UngatedIntegrationTool,
                         format!(
                             "tool '{id}' needs integration '{}' (listed at {}:{}) but is offered without it",
                             g.id,

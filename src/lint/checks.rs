@@ -23,7 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 use crate::ruleset::{ActionDef, RuleSet};
 
 use super::logic::{Normal, satisfiable};
@@ -72,7 +72,7 @@ fn tools(rs: &RuleSet, pre: &[Normal], out: &mut Vec<Diagnostic>) -> Vec<bool> {
         if !offered {
             out.push(
                 Diagnostic::warning(
-                    "never-offered",
+                    Code::NeverOffered,
                     format!(
                         "tool '{}' is never offered to the model: its available_when can never hold",
                         tool.id
@@ -99,7 +99,7 @@ fn pre_rules(rs: &RuleSet, pre: &[Normal], out: &mut Vec<Diagnostic>) {
             Some(Dead::ShadowedBy(i)) => {
                 let other = &rs.pre_rules[i].id;
                 Diagnostic::warning(
-                    "shadowed-rule",
+                    Code::ShadowedRule,
                     format!(
                         "pre-rule '{}' can never fire: whenever it holds, the earlier pre-rule '{other}' holds too and settles the message first",
                         rule.id
@@ -114,7 +114,7 @@ fn pre_rules(rs: &RuleSet, pre: &[Normal], out: &mut Vec<Diagnostic>) {
             Some(Dead::ShadowedByAll(earlier)) => {
                 let names = quoted(earlier.iter().map(|&i| &*rs.pre_rules[i].id));
                 Diagnostic::warning(
-                    "shadowed-rule",
+                    Code::ShadowedRule,
                     format!(
                         "pre-rule '{}' can never fire: whenever it holds, one of the earlier pre-rules {names} holds and settles the message first",
                         rule.id
@@ -146,7 +146,7 @@ fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
                     .as_ref()
                     .map_or_else(String::new, |l| format!(" (at {})", line_of(l)));
                 Diagnostic::warning(
-                    "shadowed-rule",
+                    Code::ShadowedRule,
                     format!(
                         "search rule '{}' can never fire: whenever it holds, search.off_when holds too and keeps web search off",
                         rule.id
@@ -160,7 +160,7 @@ fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
             Some(Dead::ShadowedBy(i)) => {
                 let other = &search.rules[i].id;
                 Diagnostic::warning(
-                    "shadowed-rule",
+                    Code::ShadowedRule,
                     format!(
                         "search rule '{}' can never fire: whenever it holds, the earlier search rule '{other}' holds too and switches web search on first",
                         rule.id
@@ -175,7 +175,7 @@ fn search_rules(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
             Some(Dead::ShadowedByAll(earlier)) => {
                 let names = quoted(earlier.iter().map(|&i| &*search.rules[i].id));
                 Diagnostic::warning(
-                    "shadowed-rule",
+                    Code::ShadowedRule,
                     format!(
                         "search rule '{}' can never fire: whenever it holds, one of the earlier search rules {names} holds and switches web search on first",
                         rule.id
@@ -266,7 +266,7 @@ fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
             };
             out.push(
                 Diagnostic::warning(
-                    "unreachable-guard",
+                    Code::UnreachableGuard,
                     format!(
                         "guard '{}' watches '{name}', which no rule or model can produce: {why}",
                         guard.id
@@ -286,7 +286,7 @@ fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
             if listed.is_empty() {
                 out.push(
                     Diagnostic::warning(
-                        "unreachable-guard",
+                        Code::UnreachableGuard,
                         format!("guard '{}' can never fire: no tool can be called", guard.id),
                     )
                     .at(Some(guard.at.clone()))
@@ -334,7 +334,7 @@ fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
                 )
             };
             out.push(
-                Diagnostic::warning("shadowed-rule", message)
+                Diagnostic::warning(Code::ShadowedRule, message)
                     .at(Some(guard.at.clone()))
                     .rule(&*guard.id)
                     .hint(hint),
@@ -345,7 +345,7 @@ fn guards(rs: &RuleSet, producible: &[bool], out: &mut Vec<Diagnostic>) {
 
 fn never(id: &str, kind: &str) -> Diagnostic {
     Diagnostic::warning(
-        "never-fires",
+        Code::NeverFires,
         format!("{kind} '{id}' can never fire: its condition can never hold"),
     )
     .hint("its parts contradict each other (e.g. longer_than: 20 and shorter_than: 10, or two different skills active at once)")

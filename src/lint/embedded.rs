@@ -9,7 +9,7 @@
 //!
 //! Rules with no examples at all are not written for the embedded router: nothing is said.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ruleset::RuleSet;
 use crate::ruleset::extract::is_free_text;
 use serde_json::Value;
@@ -27,7 +27,7 @@ pub(crate) fn check(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
         if tool.examples.is_empty() {
             out.push(
                 Diagnostic::warning(
-                    "embedded-no-examples",
+                    Code::EmbeddedNoExamples,
                     format!(
                         "tool '{}' has no examples: the embedded (offline) router can never choose it",
                         tool.id
@@ -77,7 +77,7 @@ pub(crate) fn check(rs: &RuleSet, out: &mut Vec<Diagnostic>) {
             };
             out.push(
                 Diagnostic::warning(
-                    "embedded-cannot-fill",
+                    Code::EmbeddedCannotFill,
                     format!(
                         "the embedded (offline) router cannot fill the required argument '{name}' of tool '{}': its call always fails validation, so offline it can never be chosen",
                         tool.id

@@ -4,7 +4,7 @@
 //! would match none of them. The cases are the evidence: a stem that some case's word starts
 //! with, and that no case's word has in its forms, is reported with the fix (`rewrit*`).
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ruleset::RuleSet;
 use crate::testing::LoadedCase;
 
@@ -52,7 +52,7 @@ pub(super) fn narrowed(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<Diagnostic> {
                 let name = &cases[*case].case.name;
                 out.push(
                     Diagnostic::warning(
-                        "narrowed-entry",
+                        Code::NarrowedEntry,
                         format!(
                             "word list '{}': '{written}' matches its word in its forms only (matching.word_endings), and no test case has one of them; «{longer}» (case '{name}') starts with it and goes on past the endings",
                             list.id

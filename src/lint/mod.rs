@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compile::{self, Loaded};
 use crate::contract::Stage;
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Severity};
 use crate::testing::{self, CaseResult};
 use coverage::Coverage;
 
@@ -173,7 +173,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     {
         report.diagnostics.push(
             Diagnostic::error(
-                "min-coverage",
+                Code::MinCoverage,
                 format!(
                     "test coverage of {} is {:.1}%, below the required {min}%",
                     dir.display(),
@@ -199,7 +199,7 @@ fn model_check(rs: &crate::RuleSet) -> Option<Diagnostic> {
     let e = spec.check(&crate::model::spec::KeySource::Env).err()?;
     Some(
         Diagnostic::warning(
-            "model-unavailable",
+            Code::ModelUnavailable,
             format!("router.model '{spec}': {e}; `turnout serve` refuses these rules where that is so (unless started with --model)"),
         )
         .at(router.model_at.clone())
@@ -210,7 +210,7 @@ fn model_check(rs: &crate::RuleSet) -> Option<Diagnostic> {
 /// A failing test case as a finding at the case, with the trace as the hint.
 pub fn case_failure(r: &CaseResult) -> Diagnostic {
     let mut d = Diagnostic::error(
-        "test-failed",
+        Code::TestFailed,
         format!("test case '{}' failed: {}", r.name, r.failures.join("; ")),
     )
     .at(Some(r.location.clone()));

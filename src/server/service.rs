@@ -24,7 +24,7 @@ use super::conn::{self, Stopped};
 use super::playground::Corpus;
 use super::{AppState, Config, Metrics, ModelSlot, decision_log, shadow};
 use crate::contract::ModelSpec;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::model::spec::{BuildOptions, KeySource};
 use crate::reload::{self, LiveRules, Trigger};
 use crate::source::Limits;
@@ -231,7 +231,7 @@ fn model_check(keys: KeySource) -> reload::Accept {
             Ok(()) => Vec::new(),
             Err(e) => vec![
                 Diagnostic::error(
-                    "model-unavailable",
+                    Code::ModelUnavailable,
                     format!("router.model '{spec}' cannot be used by this service: {e}"),
                 )
                 .at(router.model_at.clone())

@@ -12,7 +12,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 use crate::rules::schema;
 use crate::source::yaml::{self as source, Limits, SpanMap, escape};
 
@@ -76,7 +76,7 @@ impl SchemaCheck {
             };
             let at = Location::new(path.to_path_buf(), 1, 1);
             return vec![
-                Diagnostic::error("empty-file", "the file is empty")
+                Diagnostic::error(Code::EmptyFile, "the file is empty")
                     .at(Some(at))
                     .hint(hint),
             ];
@@ -85,7 +85,7 @@ impl SchemaCheck {
             Ok(v) => v,
             Err(e) => {
                 return vec![Diagnostic::error(
-                    "schema",
+                    Code::Schema,
                     format!("internal error: the built-in schema does not compile: {e}"),
                 )];
             }
@@ -190,7 +190,7 @@ impl<'a> Explain<'a> {
             ValidationErrorKind::Constant { expected_value } => {
                 let found = self.found(&inst);
                 let message = format!("expected {}, found {found}", scalar_text(expected_value));
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), None, &inst);
             }
             ValidationErrorKind::Pattern { pattern } => {
                 let what = match last_key(&inst) {
@@ -212,19 +212,25 @@ impl<'a> Explain<'a> {
                 if let Some(fixed) = self.fixed_to(&inst, pattern) {
                     hint.push_str(&format!("; did you mean '{fixed}'?"));
                 }
-                self.push("schema", message, self.value_at(&inst), Some(hint), &inst);
+                self.push(
+                    Code::Schema,
+                    message,
+                    self.value_at(&inst),
+                    Some(hint),
+                    &inst,
+                );
             }
             ValidationErrorKind::Minimum { limit } => {
                 let message = format!("expected at least {limit}, found {}", self.found(&inst));
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), None, &inst);
             }
             ValidationErrorKind::Maximum { limit } => {
                 let message = format!("expected at most {limit}, found {}", self.found(&inst));
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), None, &inst);
             }
             ValidationErrorKind::MinItems { limit } => {
                 let message = format!("expected at least {limit} item(s) in this list");
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), None, &inst);
             }
             ValidationErrorKind::MinLength { limit } => {
                 let empty = self.instance(&inst).as_str() == Some("");
@@ -236,11 +242,11 @@ impl<'a> Explain<'a> {
                 } else {
                     (format!("expected at least {limit} character(s)"), None)
                 };
-                self.push("schema", message, self.value_at(&inst), hint, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), hint, &inst);
             }
             _ => {
                 let message = error.to_string();
-                self.push("schema", message, self.value_at(&inst), None, &inst);
+                self.push(Code::Schema, message, self.value_at(&inst), None, &inst);
             }
         }
     }
@@ -261,7 +267,13 @@ impl<'a> Explain<'a> {
         match error.kind() {
             ValidationErrorKind::MinItems { .. } if key == "all" || key == "any" => {
                 let message = format!("'{key}' needs at least one condition");
-                self.push("empty-condition", message, self.value_at(inst), None, inst);
+                self.push(
+                    Code::EmptyCondition,
+                    message,
+                    self.value_at(inst),
+                    None,
+                    inst,
+                );
                 true
             }
             ValidationErrorKind::MinItems { .. } if in_list("words") || in_list("patterns") => {
@@ -270,7 +282,13 @@ impl<'a> Explain<'a> {
                     self.list_id(parent_ptr)
                 );
                 let hint = "give it entries, or remove the key".to_owned();
-                self.push("empty-list", message, self.value_at(inst), Some(hint), inst);
+                self.push(
+                    Code::EmptyList,
+                    message,
+                    self.value_at(inst),
+                    Some(hint),
+                    inst,
+                );
                 true
             }
             ValidationErrorKind::AnyOf { .. }
@@ -281,7 +299,7 @@ impl<'a> Explain<'a> {
                     self.list_id(inst)
                 );
                 let at = self.value_at(&format!("{inst}/id"));
-                self.push("empty-list", message, at, None, inst);
+                self.push(Code::EmptyList, message, at, None, inst);
                 true
             }
             _ if inst.starts_with("/matching/folds") => {
@@ -294,7 +312,7 @@ impl<'a> Explain<'a> {
                     Err(e) => e.to_string(),
                     Ok(_) => format!("'{written}' is not a router model"),
                 };
-                self.push("bad-model", message, self.value_at(inst), None, inst);
+                self.push(Code::BadModel, message, self.value_at(inst), None, inst);
                 true
             }
             _ => false,
@@ -334,7 +352,7 @@ impl<'a> Explain<'a> {
                 "fold '{from}' → '{to}': each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
             );
             let at = self.key_at(&member, &member);
-            self.push("bad-fold", message, at, None, &member);
+            self.push(Code::BadFold, message, at, None, &member);
         }
     }
 
@@ -354,7 +372,7 @@ impl<'a> Explain<'a> {
         let member = format!("{inst}/{}", escape(key));
         let at = self.key_at(&member, inst);
         let hint = (!hint.is_empty()).then(|| hint.trim_end().to_owned());
-        self.push("unknown-key", message, at, hint, inst);
+        self.push(Code::UnknownKey, message, at, hint, inst);
     }
 
     /// `key` is required in the object at `inst`, whose `required` is at `spath`.
@@ -364,7 +382,7 @@ impl<'a> Explain<'a> {
         let hint = self
             .description(&format!("{object}/properties/{}", escape(key)))
             .map(|d| format!("'{key}': {d}"));
-        self.push("missing-key", message, self.value_at(inst), hint, inst);
+        self.push(Code::MissingKey, message, self.value_at(inst), hint, inst);
         if let Some(d) = self.out.pop() {
             self.missing.push((inst.to_owned(), key.to_owned(), d));
         }
@@ -381,12 +399,12 @@ impl<'a> Explain<'a> {
             describe(found)
         );
         let hint = type_hint(&types, found).or_else(|| self.description(&node));
-        self.push("wrong-type", message, self.value_at(inst), hint, inst);
+        self.push(Code::WrongType, message, self.value_at(inst), hint, inst);
     }
 
     fn push(
         &mut self,
-        code: &'static str,
+        code: Code,
         message: String,
         at: Location,
         hint: Option<String>,

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::yaml::{self as source, Limits};
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 
 /// What reading a directory gave: the texts of the rule files, the problems met, and the digest
 /// of it all.
@@ -145,7 +145,7 @@ fn at_start(path: &Path) -> Option<Location> {
 
 fn outside(path: &Path) -> Diagnostic {
     Diagnostic::error(
-        "outside-rules-dir",
+        Code::OutsideRulesDir,
         "this entry is a link to a place outside the rules directory; it was not read",
     )
     .at(at_start(path))
@@ -153,7 +153,7 @@ fn outside(path: &Path) -> Diagnostic {
 }
 
 fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error("unreadable", format!("cannot read this file: {e}")).at(at_start(path))
+    Diagnostic::error(Code::Unreadable, format!("cannot read this file: {e}")).at(at_start(path))
 }
 
 /// Reads a file as text within the default [`Limits`] (see [`source::text_of`]).
@@ -166,7 +166,7 @@ pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
 pub fn read_file(path: &Path, limits: &Limits) -> (Result<String, Diagnostic>, u64) {
     let too_large = |size: u64| {
         Diagnostic::error(
-            "too-large",
+            Code::TooLarge,
             format!(
                 "the file is {size} bytes; a rule file may have at most {} bytes",
                 limits.max_file_bytes
@@ -223,7 +223,8 @@ pub fn read_dir(dir: &Path, limits: &Limits) -> ReadDir {
             };
             hasher.update(message.as_bytes());
             out.digest = hasher.finalize().into();
-            out.diagnostics.push(Diagnostic::error("unusable", message));
+            out.diagnostics
+                .push(Diagnostic::error(Code::Unusable, message));
             out.unusable = true;
             return out;
         }
@@ -251,7 +252,7 @@ pub fn read_dir(dir: &Path, limits: &Limits) -> ReadDir {
             }
             Err(d) => {
                 hasher.update(d.to_string().as_bytes());
-                out.unusable |= d.code == "unreadable";
+                out.unusable |= d.code == Code::Unreadable;
                 out.diagnostics.push(d);
             }
         }
@@ -271,7 +272,9 @@ pub fn load_script(
     let (value, _) =
         super::check::parse_checked(path, &text, super::check::SchemaCheck::script(), limits)?;
     serde_json::from_value(value).map_err(|e| {
-        vec![Diagnostic::error("invalid", format!("not a model script: {e}")).at(at_start(path))]
+        vec![
+            Diagnostic::error(Code::Invalid, format!("not a model script: {e}")).at(at_start(path)),
+        ]
     })
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 use crate::rules::RuleFile;
 pub(crate) use check::parse_checked;
 use check::{SchemaCheck, checked};
@@ -151,14 +151,14 @@ pub(crate) fn not_the_format(
                 None => "write a whole number".to_owned(),
             };
             Diagnostic::error(
-                "wrong-type",
+                Code::WrongType,
                 format!("expected a whole number, found {shown}"),
             )
             .at(Some(at))
             .hint(hint)
         }
         _ => Diagnostic::error(
-            "invalid",
+            Code::Invalid,
             format!("this value does not fit the file's format: {inner}"),
         )
         .at(Some(at)),

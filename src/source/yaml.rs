@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::spans::{Pos, Span, Stop};
 pub use super::spans::{SpanMap, escape};
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Code, Diagnostic, Location};
 
 /// Limits on what a rule file may be, checked before its values are built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +45,12 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
         let prefix = String::from_utf8_lossy(valid);
         let line = prefix.matches('\n').count() + 1;
         let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Diagnostic::error("not-text", "file is not a text file (binary or not UTF-8)")
-            .at(Some(Location::new(path, line, column)))
-            .hint("rule files must be UTF-8 text")
+        Diagnostic::error(
+            Code::NotText,
+            "file is not a text file (binary or not UTF-8)",
+        )
+        .at(Some(Location::new(path, line, column)))
+        .hint("rule files must be UTF-8 text")
     };
     // The SIMD check passes a text file at a tenth of the standard check's cost (a copy is
     // cheaper still); the standard one locates a bad byte.
@@ -109,10 +112,11 @@ pub fn parse_yaml_limited(
                 .map_or((1, 1), |loc| (loc.line().max(1), loc.column().max(1)));
             let words = err.to_string();
             let words = words.split(" at line ").next().unwrap_or(&words);
-            Err(
-                Diagnostic::error("yaml-syntax", format!("this YAML cannot be read: {words}"))
-                    .at(at(pos)),
+            Err(Diagnostic::error(
+                Code::YamlSyntax,
+                format!("this YAML cannot be read: {words}"),
             )
+            .at(at(pos)))
         }
     }
 }
@@ -138,14 +142,14 @@ fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
                 None => problem,
             };
             Diagnostic::error(
-                "yaml-syntax",
+                Code::YamlSyntax,
                 format!("this YAML is not well-formed: {}", explain(text, pos)),
             )
             .at(at(pos))
             .hint(format!("the YAML parser said: {said}"))
         }
         Stop::TooDeep(pos) => Diagnostic::error(
-            "too-deep",
+            Code::TooDeep,
             format!(
                 "lists and mappings are nested more than {} levels deep here",
                 limits.max_depth
@@ -161,14 +165,14 @@ fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
                 .strip_prefix("tag:yaml.org,2002:")
                 .map_or_else(|| tag.clone(), |rest| format!("!!{rest}"));
             Diagnostic::error(
-                "yaml-tag",
+                Code::YamlTag,
                 format!("the tag '{shown}' is not allowed in a rule file"),
             )
             .at(at(pos))
             .hint("rule files are plain data: remove the tag (only YAML's core tags such as !!str are accepted)")
         }
         Stop::SecondDocument(pos) => Diagnostic::error(
-            "multiple-documents",
+            Code::MultipleDocuments,
             "a second YAML document starts here; a rule file holds one document",
         )
         .at(at(pos))
@@ -177,21 +181,21 @@ fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
              remove the '---' line",
         ),
         Stop::UnknownAlias(name, pos) => Diagnostic::error(
-            "yaml-syntax",
+            Code::YamlSyntax,
             format!(
                 "this YAML is not well-formed: the alias '*{name}' refers to an anchor '&{name}' that is not defined before it"
             ),
         )
         .at(at(pos)),
         Stop::AliasLoop(name, pos) => Diagnostic::error(
-            "yaml-syntax",
+            Code::YamlSyntax,
             format!(
                 "this YAML is not well-formed: the alias '*{name}' is inside the value its anchor names, so the value would contain itself"
             ),
         )
         .at(at(pos)),
         Stop::DuplicateKey(key, pos, first) => Diagnostic::error(
-            "yaml-syntax",
+            Code::YamlSyntax,
             format!(
                 "this YAML is not well-formed: the key '{key}' is written twice in the same \
                  mapping (first on line {})",
@@ -201,7 +205,7 @@ fn refusal(path: &Path, text: &str, stop: Stop, limits: &Limits) -> Diagnostic {
         .at(at(pos))
         .hint("remove one of them, or merge them into one"),
         Stop::MergeKey(pos) => Diagnostic::error(
-            "merge-key",
+            Code::MergeKey,
             "YAML merge keys ('<<: *name') are not supported in rule files",
         )
         .at(at(pos))
@@ -411,7 +415,7 @@ guards:
     fn truncated_mapping_is_a_located_syntax_error() {
         let text = "guards:\n  - id: x\n    drop_when: {all: [\n";
         let err = parse_yaml(&path(), text).expect_err("truncated");
-        assert_eq!(err.code, "yaml-syntax");
+        assert_eq!(err.code, Code::YamlSyntax);
         let loc = err.location.clone().expect("located");
         // Past the end of the file: shown at the end of the last line, after the open '['.
         assert_eq!((loc.line, loc.column), (3, 23));
@@ -428,7 +432,7 @@ guards:
     fn tab_indentation_is_reported_with_line_and_column() {
         let text = "guards:\n  - id: x\n\tdescription: y\n";
         let err = parse_yaml(&path(), text).expect_err("tab");
-        assert_eq!(err.code, "yaml-syntax");
+        assert_eq!(err.code, Code::YamlSyntax);
         let loc = err.location.clone().expect("located");
         assert_eq!((loc.line, loc.column), (3, 1));
         assert!(err.message.contains("tab"), "{err}");
@@ -457,13 +461,13 @@ guards:
         assert!(err.message.contains("anchor"), "{err}");
         assert!(err.location.is_some());
         let err = parse_yaml(&path(), "a: &x\n  b: *x\n").expect_err("self alias");
-        assert_eq!(err.code, "yaml-syntax");
+        assert_eq!(err.code, Code::YamlSyntax);
     }
 
     #[test]
     fn duplicate_keys_are_errors() {
         let err = parse_yaml(&path(), "a: 1\nb:\n  c: 1\n  c: 2\n").expect_err("dup");
-        assert_eq!(err.code, "yaml-syntax");
+        assert_eq!(err.code, Code::YamlSyntax);
         assert!(err.message.contains("'c' is written twice"), "{err}");
         assert!(err.message.contains("line 3"), "{err}");
         let loc = err.location.expect("located");
@@ -499,7 +503,12 @@ guards:
             "\u{feff}a: 1",
             "a: 1\r\nb: [x,\r\n  y]\r\n",
         ];
-        let codes = ["yaml-syntax", "yaml-tag", "multiple-documents", "too-deep"];
+        let codes = [
+            Code::YamlSyntax,
+            Code::YamlTag,
+            Code::MultipleDocuments,
+            Code::TooDeep,
+        ];
         let mut refused = 0;
         for text in garbage {
             if let Err(d) = parse_yaml(&path(), text) {
@@ -528,7 +537,7 @@ guards:
         ] {
             let started = std::time::Instant::now();
             let err = parse_yaml_limited(&path(), &deep, &limits).expect_err("too deep");
-            assert_eq!(err.code, "too-deep", "{err}");
+            assert_eq!(err.code, Code::TooDeep, "{err}");
             assert_eq!(err.location.expect("located").line, 1);
             assert!(started.elapsed() < std::time::Duration::from_secs(1));
         }
@@ -537,7 +546,7 @@ guards:
     #[test]
     fn a_second_document_is_refused_not_ignored() {
         let err = parse_yaml(&path(), "---\na: 1\n---\nb: 2\n").expect_err("two documents");
-        assert_eq!(err.code, "multiple-documents");
+        assert_eq!(err.code, Code::MultipleDocuments);
         let loc = err.location.expect("located");
         assert_eq!(loc.line, 3);
         // One document, with or without the marker, is fine.
@@ -549,11 +558,11 @@ guards:
     #[test]
     fn tags_outside_the_core_schema_are_refused() {
         let err = parse_yaml(&path(), "a: !!python/object:os.system {b: 1}\n").expect_err("tag");
-        assert_eq!(err.code, "yaml-tag");
+        assert_eq!(err.code, Code::YamlTag);
         assert!(err.message.contains("!!python/object"), "{err}");
         assert_eq!(err.location.expect("located").line, 1);
         let err = parse_yaml(&path(), "a: !custom x\n").expect_err("local tag");
-        assert_eq!(err.code, "yaml-tag");
+        assert_eq!(err.code, Code::YamlTag);
         // Core tags change nothing and are accepted.
         let (v, _) = parse_yaml(&path(), "a: !!str 5\n").expect("core tag");
         assert_eq!(v, serde_json::json!({"a": "5"}));
@@ -581,20 +590,23 @@ guards:
         let bin = dir.path().join("bin.yaml");
         std::fs::write(&bin, b"a: 1\nb: \x00\x01\x02").expect("write");
         let err = read_text(&bin).expect_err("binary");
-        assert_eq!(err.code, "not-text");
+        assert_eq!(err.code, Code::NotText);
         assert_eq!(err.message, "file is not a text file (binary or not UTF-8)");
         let loc = err.location.expect("located");
         assert_eq!((loc.line, loc.column), (2, 4));
 
         let latin1 = dir.path().join("latin1.yaml");
         std::fs::write(&latin1, b"name: caf\xe9\n").expect("write");
-        assert_eq!(read_text(&latin1).expect_err("latin1").code, "not-text");
+        assert_eq!(read_text(&latin1).expect_err("latin1").code, Code::NotText);
 
         let missing = dir.path().join("missing.yaml");
-        assert_eq!(read_text(&missing).expect_err("missing").code, "unreadable");
+        assert_eq!(
+            read_text(&missing).expect_err("missing").code,
+            Code::Unreadable
+        );
         assert_eq!(
             read_text(dir.path()).expect_err("a directory").code,
-            "unreadable"
+            Code::Unreadable
         );
 
         let bom = dir.path().join("bom.yaml");

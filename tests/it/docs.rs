@@ -289,3 +289,35 @@ fn the_readme_is_short_and_every_link_between_the_pages_resolves() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+/// `docs/lint.md`'s table of check codes lists every code a finding can carry, once, and no
+/// other: a code added to the engine without a line for the product manager who meets it fails
+/// here.
+#[test]
+fn the_lint_guide_lists_every_check_code_once() {
+    let page = std::fs::read_to_string(root().join("docs/lint.md")).expect("docs/lint.md");
+    let table = page
+        .split("### Check codes")
+        .nth(1)
+        .expect("a 'Check codes' section");
+    let listed: Vec<&str> = table
+        .lines()
+        .take_while(|l| !l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let twice: Vec<&str> = listed.iter().copied().filter(|c| !seen.insert(*c)).collect();
+    assert!(twice.is_empty(), "listed twice: {twice:?}");
+    let codes: std::collections::BTreeSet<&str> = turnout::diag::Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(codes.len(), turnout::diag::Code::ALL.len());
+    let missing: Vec<&&str> = codes.difference(&seen).collect();
+    let unknown: Vec<&&str> = seen.difference(&codes).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "codes with no line in docs/lint.md: {missing:?}; lines for no code: {unknown:?}"
+    );
+}

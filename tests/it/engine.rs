@@ -441,7 +441,7 @@ fn every_problem_is_reported_with_its_place() {
         .replace(r"'top\s*-?\s*\d+'", "'top(('");
     let loaded = load(&broken);
     assert!(loaded.ruleset.is_none());
-    let codes: Vec<&str> = loaded.diagnostics.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = loaded.diagnostics.iter().map(|d| d.code.as_str()).collect();
     for code in ["unknown-tool", "unknown-list", "bad-regex"] {
         assert!(codes.contains(&code), "{code} missing from {codes:?}");
     }

@@ -518,31 +518,6 @@ fn the_example_ci_workflow_installs_a_pinned_turnout_lints_once_and_replays() {
 }
 
 #[test]
-fn the_lint_page_documents_every_check_code() {
-    let page = std::fs::read_to_string(root().join("docs/lint.md")).expect("docs/lint.md");
-    let section = page
-        .split("## Check codes")
-        .nth(1)
-        .expect("a 'Check codes' section");
-    let mut codes = BTreeSet::new();
-    for dir in fixtures() {
-        let expected = std::fs::read_to_string(dir.join("expected")).unwrap_or_default();
-        for line in expected.lines() {
-            if let Some((_, code)) = line.split_once('[') {
-                codes.insert(code.trim_end_matches(']').to_owned());
-            }
-        }
-    }
-    codes.extend(["unreadable", "unusable", "min-coverage", "invalid"].map(str::to_owned));
-    for code in codes {
-        assert!(
-            section.contains(&format!("| `{code}` |")),
-            "docs/lint.md does not document `{code}`"
-        );
-    }
-}
-
-#[test]
 fn the_editor_schema_refuses_what_the_service_refuses() {
     // Before: these were clean in the JSON Schema (so in editors and check-jsonschema) but
     // refused by the compiler.

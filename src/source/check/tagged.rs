@@ -10,6 +10,7 @@ use super::Explain;
 use super::words::{
     def_name, describe, did_you_mean, expected_types, keyed_tag, parent, type_hint, words,
 };
+use crate::diag::Code;
 use crate::source::yaml::escape;
 
 impl Explain<'_> {
@@ -71,7 +72,7 @@ impl Explain<'_> {
             let hint = self
                 .description(&parent(spath))
                 .or_else(|| type_hint(&types, found));
-            self.push("wrong-type", message, self.value_at(inst), hint, inst);
+            self.push(Code::WrongType, message, self.value_at(inst), hint, inst);
             return;
         }
         // Otherwise explain the alternative that got furthest: the one whose errors are the
@@ -92,7 +93,7 @@ impl Explain<'_> {
             }
             _ => {
                 let message = format!("{} is not valid here", describe(found));
-                self.push("schema", message, self.value_at(inst), None, inst);
+                self.push(Code::Schema, message, self.value_at(inst), None, inst);
             }
         }
     }
@@ -120,12 +121,12 @@ impl Explain<'_> {
                         .map(|c| format!("did you mean '{c}'?"));
                     let member = format!("{inst}/{}", escape(key));
                     let at = self.key_at(&member, inst);
-                    self.push("unknown-key", message, at, hint, inst);
+                    self.push(Code::UnknownKey, message, at, hint, inst);
                 }
                 match known.as_slice() {
                     [] if unknown.is_empty() => {
                         let message = format!("empty {noun}; write one of: {list}");
-                        self.push("missing-key", message, self.value_at(inst), None, inst);
+                        self.push(Code::MissingKey, message, self.value_at(inst), None, inst);
                     }
                     [] => {}
                     [key] => {
@@ -160,20 +161,20 @@ impl Explain<'_> {
                                 keys[0], keys[1]
                             )
                         });
-                        self.push("schema", message, self.value_at(inst), hint, inst);
+                        self.push(Code::Schema, message, self.value_at(inst), hint, inst);
                     }
                 }
             }
             Value::String(s) if tags.keyed.contains(s) => {
                 let message = format!("the {noun} '{s}' needs a value, written as '{s}: ...'");
                 let hint = self.tag_description(spath, s);
-                self.push("wrong-type", message, self.value_at(inst), hint, inst);
+                self.push(Code::WrongType, message, self.value_at(inst), hint, inst);
             }
             Value::String(s) if !tags.bare.is_empty() => {
                 let message = format!("unknown {noun} '{s}'; expected one of: {list}");
                 let hint = did_you_mean(s, names.iter().map(String::as_str))
                     .map(|c| format!("did you mean '{c}'?"));
-                self.push("schema", message, self.value_at(inst), hint, inst);
+                self.push(Code::Schema, message, self.value_at(inst), hint, inst);
             }
             other => {
                 let message = format!("expected a {noun}, found {}", describe(other));
@@ -183,7 +184,13 @@ impl Explain<'_> {
                 {
                     hint = format!("did you mean '{c}: ...'? {hint}");
                 }
-                self.push("wrong-type", message, self.value_at(inst), Some(hint), inst);
+                self.push(
+                    Code::WrongType,
+                    message,
+                    self.value_at(inst),
+                    Some(hint),
+                    inst,
+                );
             }
         }
     }
@@ -204,7 +211,7 @@ impl Explain<'_> {
             .as_str()
             .and_then(|s| did_you_mean(s, names.iter().map(String::as_str)))
             .map(|c| format!("did you mean '{c}'?"));
-        self.push("schema", message, self.value_at(inst), hint, inst);
+        self.push(Code::Schema, message, self.value_at(inst), hint, inst);
     }
 }
 

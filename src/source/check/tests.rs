@@ -1,6 +1,7 @@
 //! How schema errors read: every kind of mistake a product manager makes, located and explained.
 
 use super::*;
+use crate::diag::Code;
 use crate::rules::schema::*;
 use crate::source::yaml::parse_yaml;
 use std::path::PathBuf;
@@ -242,7 +243,7 @@ fn unknown_key_is_located_at_the_key_with_did_you_mean() {
     assert_eq!(diags.len(), 1, "{diags:#?}");
     let d = diags
         .iter()
-        .find(|d| d.code == "unknown-key")
+        .find(|d| d.code == Code::UnknownKey)
         .expect("unknown key");
     assert_eq!(d.message, "unknown key 'drop_whn' in guard");
     assert_eq!(
@@ -253,11 +254,11 @@ fn unknown_key_is_located_at_the_key_with_did_you_mean() {
     assert_eq!(at(d), (4, 5));
     // A misspelling of something else leaves the missing key reported.
     let text = "guards:\n  - id: g\n    description: d\n    tool: [x]\n";
-    let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["missing-key", "unknown-key"]);
+    let codes: Vec<Code> = rules_check(text).iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::MissingKey, Code::UnknownKey]);
     let text = "guards:\n  - id: g\n    description: d\n    whatever: 1\n";
-    let codes: Vec<&str> = rules_check(text).iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["missing-key", "unknown-key"]);
+    let codes: Vec<Code> = rules_check(text).iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::MissingKey, Code::UnknownKey]);
 
     let d = only(&rules_check("guardz: []\n")).clone();
     assert_eq!(
@@ -285,7 +286,7 @@ fn unknown_key_is_located_at_the_key_with_did_you_mean() {
 fn missing_key_is_located_at_the_mapping() {
     let text = "guards:\n  - id: g\n    drop_when: {file_open: true}\n";
     let d = only(&rules_check(text)).clone();
-    assert_eq!(d.code, "missing-key");
+    assert_eq!(d.code, Code::MissingKey);
     assert_eq!(d.message, "missing key 'description' in guard");
     assert_eq!(at(&d), (2, 5));
     assert!(d.hint.as_deref().unwrap_or("").contains("complaint"));
@@ -295,7 +296,7 @@ fn missing_key_is_located_at_the_mapping() {
 fn wrong_type_says_what_was_found() {
     let text = "router:\n  skill_tool: mode_switch\n  skill_argument: skill\n  leave_skill_value: none\n  timeout_ms: \"240\"\n";
     let d = only(&rules_check(text)).clone();
-    assert_eq!(d.code, "wrong-type");
+    assert_eq!(d.code, Code::WrongType);
     assert_eq!(d.message, "expected a number, found the string \"240\"");
     assert_eq!(d.hint.as_deref(), Some("remove the quotes: write 240"));
     assert_eq!(at(&d), (5, 15));
@@ -320,7 +321,7 @@ fn wrong_type_says_what_was_found() {
 fn unknown_condition_lists_the_conditions() {
     let text = "guards:\n  - id: g\n    description: d\n    drop_when: {mention: x}\n";
     let d = only(&rules_check(text)).clone();
-    assert_eq!(d.code, "unknown-key");
+    assert_eq!(d.code, Code::UnknownKey);
     assert!(
         d.message.starts_with(
             "unknown condition 'mention'; expected one of: all, any, not, longer_than, "
@@ -341,7 +342,7 @@ fn unknown_condition_lists_the_conditions() {
     // A bare name where a mapping is needed.
     let text = "search:\n  tool: t\n  off_when: file_open\n";
     let d = only(&rules_check(text)).clone();
-    assert_eq!(d.code, "wrong-type");
+    assert_eq!(d.code, Code::WrongType);
     assert_eq!(
         d.message,
         "the condition 'file_open' needs a value, written as 'file_open: ...'"
@@ -358,7 +359,7 @@ fn wrong_nested_condition_value_reports_the_nested_error() {
         "expected a number, found the string \"240\""
     );
     assert_eq!(at(&diags[0]), (6, 24));
-    assert_eq!(diags[1].code, "unknown-key");
+    assert_eq!(diags[1].code, Code::UnknownKey);
     assert_eq!(diags[1].message, "unknown key 'fase' in 'attachment'");
     assert_eq!(
         diags[1].hint.as_deref(),
@@ -392,7 +393,7 @@ fn several_keys_in_one_condition() {
     assert!(d.hint.as_deref().unwrap_or("").contains("'all:'"));
     let text = "guards:\n  - id: g\n    description: d\n    drop_when: {}\n";
     let d = only(&rules_check(text)).clone();
-    assert_eq!(d.code, "missing-key");
+    assert_eq!(d.code, Code::MissingKey);
     assert!(
         d.message
             .starts_with("empty condition; write one of: all, any"),
@@ -422,7 +423,7 @@ fn names_and_patterns_in_test_files() {
 fn empty_file_is_one_diagnostic() {
     for text in ["", "# only a comment\n", "---\n"] {
         let d = only(&rules_check(text)).clone();
-        assert_eq!(d.code, "empty-file");
+        assert_eq!(d.code, Code::EmptyFile);
         assert_eq!(d.message, "the file is empty");
         assert_eq!(at(&d), (1, 1));
     }
@@ -470,7 +471,7 @@ fn allowed_keys_read_in_declaration_order() {
         "guards: [{id: g, description: d, drop_whn: {longer_than: 1}}]\n",
     ))
     .clone();
-    assert_eq!(d.code, "unknown-key");
+    assert_eq!(d.code, Code::UnknownKey);
     assert!(
         d.hint
             .as_deref()
