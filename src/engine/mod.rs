@@ -8,6 +8,7 @@
 
 pub(crate) mod eval;
 mod guards;
+mod jsonl;
 mod pre;
 pub(crate) mod probe;
 mod router;
@@ -20,6 +21,7 @@ use crate::model::Model;
 use crate::ruleset::RuleSet;
 use crate::text::Normalized;
 use eval::{Ctx, Pending};
+pub use jsonl::{Jsonl, JsonlError};
 
 /// What a request is held to beyond its format, whoever decides it: the service
 /// (`serve --max-message-chars`), `route`, `replay` and the test cases alike.

@@ -659,3 +659,69 @@ async fn every_step_has_a_kind_and_facts_say_what_the_prose_says() {
         json!({"kind": "skill_active", "name": "coach"})
     );
 }
+
+/// The `--jsonl` pipeline as a library call: one decision per line in the input's order, on
+/// several threads, each bad line an error object on its own line, and the run goes on.
+#[test]
+fn json_lines_are_decided_in_order_and_a_bad_line_is_an_error_on_its_line() {
+    let rs = ruleset();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let mut jsonl = engine::Jsonl::new(&rs, None, &rt);
+    jsonl.max_line_bytes = 200;
+    let good = |text: &str| json!({"messages": [{"role": "user", "content": text}]}).to_string();
+    let mut input = Vec::new();
+    for i in 0..3000 {
+        input.extend_from_slice(good(&format!("hello {i}")).as_bytes());
+        input.push(b'\n');
+    }
+    input.extend_from_slice(b"not json\n\n");
+    input.extend_from_slice(format!("{}\n", good(&"x".repeat(300))).as_bytes());
+    input.extend_from_slice(b"{\"messages\": \"\xff\"}\n");
+    input.extend_from_slice(good("the last").as_bytes());
+    let mut output = Vec::new();
+    let mut counted = 0;
+    let mut told = Vec::new();
+    let ok = jsonl
+        .run(
+            input.as_slice(),
+            &mut output,
+            3,
+            |n| counted += n,
+            |e| told.push(e.to_owned()),
+        )
+        .expect("the run");
+    assert!(!ok, "bad lines make the run not ok");
+    let lines: Vec<Value> = String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    // The blank line is skipped; every other line has its line.
+    assert_eq!(lines.len(), 3004);
+    assert_eq!(counted, 3005, "lines read, the blank one too");
+    for (i, d) in lines[..3000].iter().enumerate() {
+        assert_eq!(d["outcome"], "chat", "line {}", i + 1);
+        assert_eq!(d["rules_version"], rs.version.as_ref());
+    }
+    assert_eq!(lines[3000]["line"], 3001);
+    assert_eq!(lines[3001]["line"], 3003);
+    assert!(
+        lines[3001]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("longer than 200 bytes")),
+        "{}",
+        lines[3001]
+    );
+    assert!(
+        lines[3002]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not UTF-8")),
+        "{}",
+        lines[3002]
+    );
+    assert_eq!(lines[3003]["outcome"], "chat");
+    assert_eq!(told.len(), 3);
+    assert!(told[0].starts_with("line 3001: "), "{told:?}");
+}
