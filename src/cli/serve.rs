@@ -31,7 +31,7 @@ pub struct Args {
     model_key_file: Option<PathBuf>,
     /// Largest router model answer read, in bytes; a longer one is cut off and the message gets
     /// a plain chat answer.
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::model::DEFAULT_MAX_ANSWER_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_model_answer_bytes: u64,
     /// File holding the bearer token clients must send (else the TURNOUT_TOKEN variable).
     #[arg(long, value_name = "FILE")]
@@ -40,37 +40,37 @@ pub struct Args {
     #[arg(long)]
     allow_unauthenticated: bool,
     /// Largest request body in bytes (larger: 413).
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = Config::DEFAULT.body_limit)]
     body_limit: usize,
     /// Bytes of request bodies held at once across every connection, from the moment a body's
     /// declared length is accepted until its request is answered; a body that does not fit is
     /// answered 503 `busy` before it is read. What bounds the memory of a flood of unfinished
     /// uploads; at least --body-limit.
-    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = Config::DEFAULT.body_budget)]
     body_budget: usize,
     /// Largest request line and headers in bytes (larger: 431); also what a connection buffers
     /// at most of what it reads. At least 8192.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 << 10, value_parser = clap::value_parser!(u64).range(8192..=(64 << 20)))]
+    #[arg(long, value_name = "BYTES", default_value_t = conn::Limits::DEFAULT.max_header_bytes as u64, value_parser = clap::value_parser!(u64).range(8192..=(64 << 20)))]
     max_header_bytes: u64,
     /// Most header fields in a request (more: 431).
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = conn::Limits::DEFAULT.max_headers as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     max_headers: u64,
     /// Longest message in characters (longer: 400).
     #[arg(long, value_name = "CHARS", default_value_t = crate::engine::Limits::DEFAULT.max_message_chars)]
     max_message_chars: usize,
     /// Most client connections open at once. At the cap, the connection idle the longest is
     /// closed to make room for a new one.
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = conn::Limits::DEFAULT.max_connections as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: u64,
     /// Seconds a client may take to send a request's headers.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = conn::Limits::DEFAULT.header_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout: u64,
     /// Seconds a client may take to send a request's body (then 408).
-    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = Config::DEFAULT.body_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     body_timeout: u64,
     /// Seconds a connection may sit with no request being worked on (waiting for headers, a
     /// body, or its next keep-alive request) before it is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = conn::Limits::DEFAULT.idle_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
@@ -78,7 +78,7 @@ pub struct Args {
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM (longer than the default
     /// model timeout of 15 s, so a request waiting on the model is not cut off). A second signal
     /// stops at once.
-    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    #[arg(long, value_name = "SECONDS", default_value_t = Settings::SHUTDOWN_GRACE.as_secs())]
     shutdown_grace: u64,
     /// A corpus of requests (JSON lines, as `turnout replay` reads) replayed after every
     /// successful reload; the playground page at / shows what each save changed on it.
@@ -89,7 +89,7 @@ pub struct Args {
     /// scripted deploys put files back moments later, and the rules without the file must not
     /// serve in between (a file put back unchanged cancels the removal). Creates and writes
     /// apply at once, and so do SIGHUP and POST /v1/rules/reload. 0: removals apply at once.
-    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    #[arg(long, value_name = "MS", default_value_t = Settings::DELETE_SETTLE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     delete_settle_ms: u64,
     /// Threads that answer requests (default: one per core the process may use). On a machine
     /// shared with the chat backend, fewer leave it room.
@@ -110,19 +110,19 @@ pub struct Args {
     #[arg(long, value_name = "full|hash|none", default_value = "full")]
     log_messages: LogMessages,
     /// Most decision log lines waiting to be written; more are dropped and counted.
-    #[arg(long, value_name = "LINES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "LINES", default_value_t = server::decision_log::Settings::QUEUE_LINES as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     decision_log_queue: u64,
     /// Most bytes of request bodies the waiting decision log lines may hold (each line is
     /// charged twice its body); more are dropped and counted.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(4096..))]
+    #[arg(long, value_name = "BYTES", default_value_t = server::decision_log::Settings::QUEUE_BYTES as u64, value_parser = clap::value_parser!(u64).range(4096..))]
     decision_log_queue_bytes: u64,
     /// A decision log file is rotated (FILE -> FILE.1 -> ... -> FILE.N) before a line would
     /// take it over this size. Not for `-` or a FIFO.
-    #[arg(long, value_name = "BYTES", default_value_t = 100 << 20, value_parser = clap::value_parser!(u64).range(4096..))]
+    #[arg(long, value_name = "BYTES", default_value_t = server::decision_log::Settings::MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..))]
     decision_log_max_bytes: u64,
     /// Rotated decision log files kept (FILE.1 ... FILE.N, the oldest removed); 0: a full file
     /// is started afresh.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    #[arg(long, value_name = "N", default_value_t = server::decision_log::Settings::KEEP, value_parser = clap::value_parser!(u32).range(0..=1000))]
     decision_log_keep: u32,
     /// A candidate rules directory, loaded, watched and validated like --rules, that decides
     /// every request again after its answer is sent, with the router answer the live decision
@@ -133,11 +133,11 @@ pub struct Args {
     shadow: Option<PathBuf>,
     /// Most requests waiting for the shadow rules; more are dropped and counted
     /// (result="dropped"), never waited for.
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", default_value_t = server::shadow::Settings::DEFAULT.queue as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     shadow_queue: u64,
     /// Differences kept for GET /v1/shadow (the newest; each holds the request and both
     /// decisions).
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    #[arg(long, value_name = "N", default_value_t = server::shadow::Settings::DEFAULT.keep as u64, value_parser = clap::value_parser!(u64).range(0..=100_000))]
     shadow_keep: u64,
     /// How the decision log's writer and the shadow rules' thread share the cores with
     /// requests: idle (Linux SCHED_IDLE: only the CPU time requests leave, so on a server

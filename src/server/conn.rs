@@ -51,15 +51,20 @@ const HYPER_MAX_HEADERS: usize = 100;
 /// answer once shutdown begins.
 const DRAIN: Duration = Duration::from_millis(100);
 
+impl Limits {
+    /// `turnout serve`'s defaults (its flags' defaults are these).
+    pub const DEFAULT: Self = Self {
+        max_connections: 1024,
+        header_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(60),
+        max_header_bytes: 16 << 10,
+        max_headers: HYPER_MAX_HEADERS,
+    };
+}
+
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            max_connections: 1024,
-            header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            max_header_bytes: 16 << 10,
-            max_headers: HYPER_MAX_HEADERS,
-        }
+        Self::DEFAULT
     }
 }
 

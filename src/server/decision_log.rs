@@ -51,6 +51,30 @@ pub struct Settings {
     pub priority: Priority,
 }
 
+impl Settings {
+    /// `turnout serve`'s default for `--decision-log-queue`.
+    pub const QUEUE_LINES: usize = 4096;
+    /// `turnout serve`'s default for `--decision-log-queue-bytes`.
+    pub const QUEUE_BYTES: usize = 16 << 20;
+    /// `turnout serve`'s default for `--decision-log-max-bytes`.
+    pub const MAX_BYTES: u64 = 100 << 20;
+    /// `turnout serve`'s default for `--decision-log-keep`.
+    pub const KEEP: u32 = 5;
+
+    /// A log to `path` (`-`: stdout) with `turnout serve`'s defaults.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            messages: LogMessages::Full,
+            queue_lines: Self::QUEUE_LINES,
+            queue_bytes: Self::QUEUE_BYTES,
+            max_bytes: Self::MAX_BYTES,
+            keep: Self::KEEP,
+            priority: Priority::Idle,
+        }
+    }
+}
+
 /// One decision on its way to the log.
 struct Entry {
     time: SystemTime,

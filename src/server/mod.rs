@@ -64,15 +64,20 @@ impl std::fmt::Debug for Config {
     }
 }
 
+impl Config {
+    /// `turnout serve`'s defaults (its flags' defaults are these), without a token.
+    pub const DEFAULT: Self = Self {
+        body_limit: 1 << 20,
+        body_timeout: Duration::from_secs(10),
+        max_message_chars: engine::Limits::DEFAULT.max_message_chars,
+        body_budget: 32 << 20,
+        token: None,
+    };
+}
+
 impl Default for Config {
     fn default() -> Self {
-        Self {
-            body_limit: 1 << 20,
-            body_timeout: Duration::from_secs(10),
-            max_message_chars: engine::Limits::DEFAULT.max_message_chars,
-            body_budget: 32 << 20,
-            token: None,
-        }
+        Self::DEFAULT
     }
 }
 

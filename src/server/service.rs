@@ -59,27 +59,28 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The defaults of `turnout serve` for the rules in `rules`.
+    /// `turnout serve`'s default for `--delete-settle-ms`.
+    pub const DELETE_SETTLE: Duration = Duration::from_secs(1);
+    /// `turnout serve`'s default for `--shutdown-grace`: longer than the default model timeout
+    /// of 15 s, so a request waiting on the model is not cut off.
+    pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+
+    /// The defaults of `turnout serve` for the rules in `rules` (each default is written once,
+    /// where its setting lives, and the flags' defaults are read from there).
     pub fn new(rules: impl Into<PathBuf>) -> Self {
         Self {
             rules: rules.into(),
             model: None,
             keys: KeySource::from_file(None),
-            max_model_answer_bytes: 1 << 20,
+            max_model_answer_bytes: crate::model::DEFAULT_MAX_ANSWER_BYTES,
             limits: Limits::default(),
-            delete_settle: Duration::from_secs(1),
+            delete_settle: Self::DELETE_SETTLE,
             corpus: None,
             decision_log: None,
             shadow: None,
-            config: Config::default(),
-            connections: conn::Limits {
-                max_connections: 1024,
-                header_timeout: Duration::from_secs(10),
-                idle_timeout: Duration::from_secs(60),
-                max_header_bytes: 16 << 10,
-                max_headers: 100,
-            },
-            shutdown_grace: Duration::from_secs(20),
+            config: Config::DEFAULT,
+            connections: conn::Limits::DEFAULT,
+            shutdown_grace: Self::SHUTDOWN_GRACE,
         }
     }
 }

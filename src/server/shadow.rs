@@ -35,6 +35,21 @@ pub struct Settings {
     pub priority: Priority,
 }
 
+impl Settings {
+    /// `turnout serve`'s defaults (its flags' defaults are these).
+    pub const DEFAULT: Self = Self {
+        queue: 1024,
+        keep: 100,
+        priority: Priority::Idle,
+    };
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// One live request on its way to the shadow rules.
 struct Job {
     time: SystemTime,
