@@ -6,6 +6,9 @@
 # Installs wrk from Debian's packages if missing. With two or more cores the server is pinned to
 # the first (SERVER_CPU) and wrk to the second (CLIENT_CPU), so they do not take turns on one.
 # WORKERS=N passes --workers N to the server (default: one per core it may use).
+# DELAY_MS=N makes each connection wait N ms after an answer before its next request: a steady
+# load below saturation (16 connections and 1 ms: about 12k requests/s, under half of one core),
+# where latency is the service's own and not the queue's. Unset: as fast as the server answers.
 # SERVE_ARGS="..." adds arguments to the server's command line, e.g.
 #   SERVE_ARGS="--decision-log /tmp/decisions.jsonl" benches/http.sh
 # (benches/http_decision_log.sh alternates runs with and without the decision log).
@@ -50,10 +53,13 @@ request = function()
   return wrk.format(nil, "/v1/route", nil, bodies[(i % #bodies) + 1])
 end
 LUA
+if [ -n "${DELAY_MS:-}" ]; then
+  echo "delay = function() return ${DELAY_MS} end" >>"$lua"
+fi
 # Warm-up: the embedded router trains on the first message of a ruleset.
 curl -s -o /dev/null -H 'content-type: application/json' \
   -d '{"messages":[{"role":"user","content":"привет"}]}' "$url/v1/route" || true
-echo "model=$model rules=$rules${SERVE_ARGS:+ ($SERVE_ARGS)}: wrk -t1 -c$conns -d${secs}s --latency; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
+echo "model=$model rules=$rules${SERVE_ARGS:+ ($SERVE_ARGS)}: wrk -t1 -c$conns -d${secs}s --latency${DELAY_MS:+, ${DELAY_MS} ms between requests on a connection}; server: ${pin_server[*]:-unpinned}, wrk: ${pin_client[*]:-unpinned}"
 # The server's CPU time in user and kernel mode (clock ticks, /proc/PID/stat fields 14 and 15),
 # before and after: where a request's CPU goes.
 cpu() { awk '{print $14, $15}' "/proc/$pid/stat"; }

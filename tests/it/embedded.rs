@@ -473,3 +473,37 @@ async fn a_caller_that_does_not_normalise_the_message_gets_the_same_answer() {
         assert_eq!(given.notes, left_out.notes, "{text}");
     }
 }
+
+/// Two families of the offline router's misses (issue 26), with near misses. A question about
+/// whether something can be done («можно ли / возможно ли / реально ли» + a verb) is answered
+/// in words, while the same verb asked for («можно удалить …?», «нельзя ли …», «можешь …»)
+/// is done; a purchase said in the first person («куплю», «ищу») is a product search, while
+/// advice on a film or a book is a conversation.
+#[tokio::test]
+async fn a_question_whether_it_can_be_done_is_answered_and_a_wish_to_buy_is_searched() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str]); 12] = [
+        ("можно ли удалить пост после публикации", &[]),
+        ("возможно ли восстановить удалённый документ", &[]),
+        ("реально ли вернуть удалённый черновик", &[]),
+        ("можно удалить последний пост?", &["post_delete"]),
+        ("нельзя ли удалить этот пост", &["post_delete"]),
+        ("можешь удалить последний пост", &["post_delete"]),
+        ("куплю айфон недорого", &["product_search"]),
+        ("ищу зимние ботинки 42 размера", &["product_search"]),
+        ("куплю велосипед детский до 10 тысяч", &["product_search"]),
+        ("посоветуй фильм на вечер", &[]),
+        ("посоветуй книгу про космос", &[]),
+        ("посоветуй недорогой пылесос", &["product_search"]),
+    ];
+    let mut wrong = Vec::new();
+    for (text, want) in cases {
+        let d = decide(&rs, &model, &say(text)).await;
+        if tools(&d) != want {
+            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
