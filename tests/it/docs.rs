@@ -307,7 +307,11 @@ fn the_lint_guide_lists_every_check_code_once() {
         .filter_map(|l| l.split('`').next())
         .collect();
     let mut seen = std::collections::BTreeSet::new();
-    let twice: Vec<&str> = listed.iter().copied().filter(|c| !seen.insert(*c)).collect();
+    let twice: Vec<&str> = listed
+        .iter()
+        .copied()
+        .filter(|c| !seen.insert(*c))
+        .collect();
     assert!(twice.is_empty(), "listed twice: {twice:?}");
     let codes: std::collections::BTreeSet<&str> = turnout::diag::Code::ALL
         .iter()
