@@ -140,7 +140,7 @@ codes! {
     ModelUnavailable = "model-unavailable",
     /// A condition about a call outside a guard.
     CallConditionOutsideGuard = "call-condition-outside-guard",
-    /// A skill's `auto` and the `use_skill` enum disagree.
+    /// A skill's `auto` and the router's skill tool's enum disagree.
     SkillEnum = "skill-enum",
     /// A consequential tool without `confirm: true`.
     UnconfirmedConsequential = "unconfirmed-consequential",

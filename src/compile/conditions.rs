@@ -1,11 +1,13 @@
 //! Compiles `when` / `drop_when` / `available_when` conditions: resolves word lists and skills,
 //! checks values, refuses call-only predicates outside guards, and puts cheap checks first.
 
-use super::{Compiler, SourceFile, did_you_mean};
+use super::findings::{Findings, did_you_mean};
+use super::symbols::{ListsUsed, Symbols};
 use crate::contract::GenerationMode;
 use crate::diag::Code;
 use crate::rules::{Condition, SkillMatch};
 use crate::ruleset::{Cond, SkillIs};
+use crate::source::SourceFile;
 
 /// Where a condition is evaluated: on the request alone, or on a call in a guard.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -14,16 +16,28 @@ pub(crate) enum Scope {
     Call,
 }
 
-pub(crate) struct CondCx<'c, 'a> {
-    compiler: &'c mut Compiler<'a>,
+/// Compiles the conditions of one file in one scope: resolves ids through `symbols`, marks the
+/// lists it mentions in `used`, reports to `findings`.
+pub(crate) struct CondCx<'c> {
+    symbols: &'c Symbols,
+    used: &'c mut ListsUsed,
+    findings: &'c mut Findings,
     file: &'c SourceFile,
     scope: Scope,
 }
 
-impl<'c, 'a> CondCx<'c, 'a> {
-    pub fn new(compiler: &'c mut Compiler<'a>, file: &'c SourceFile, scope: Scope) -> Self {
+impl<'c> CondCx<'c> {
+    pub fn new(
+        symbols: &'c Symbols,
+        used: &'c mut ListsUsed,
+        findings: &'c mut Findings,
+        file: &'c SourceFile,
+        scope: Scope,
+    ) -> Self {
         Self {
-            compiler,
+            symbols,
+            used,
+            findings,
             file,
             scope,
         }
@@ -60,13 +74,13 @@ impl<'c, 'a> CondCx<'c, 'a> {
             Condition::Not(c) => Cond::Not(Box::new(self.compile(c, &format!("{at}/not")))),
             Condition::LongerThan(n) => Cond::LongerThan(*n),
             Condition::ShorterThan(n) => Cond::ShorterThan(*n),
-            Condition::Mentions(list) => match self.compiler.list_ids.get(list) {
+            Condition::Mentions(list) => match self.symbols.lists.get(list) {
                 Some(&i) => {
-                    self.compiler.list_used[i] = true;
+                    self.used.mark(i);
                     Cond::Mentions(i)
                 }
                 None => {
-                    let hint = self.compiler.list_meant(list);
+                    let hint = self.symbols.list_meant(list, self.used);
                     self.error_hint(
                         Code::UnknownList,
                         format!("unknown word list '{list}'"),
@@ -80,7 +94,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
             Condition::SkillActive(SkillMatch::Any(false)) => Cond::SkillActive(SkillIs::None),
             Condition::SkillActive(SkillMatch::Id(id)) => {
                 let p = format!("{at}/skill_active");
-                match self.compiler.skill_ref(id, self.file, &p) {
+                match self.symbols.skill(id, self.file, &p, self.findings) {
                     Some(i) => Cond::SkillActive(SkillIs::Id(i)),
                     None => Cond::Invalid,
                 }
@@ -111,7 +125,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
             Condition::FileOpen(b) => Cond::FileOpen(*b),
             Condition::OpenFileNamed(b) => Cond::OpenFileNamed(*b),
             Condition::Integration(i) => {
-                let ids = &self.compiler.integration_ids;
+                let ids = &self.symbols.integrations;
                 if !ids.is_empty() && !ids.contains_key(i) {
                     let hint = did_you_mean(i, ids.keys()).or_else(|| {
                         let mut known: Vec<&str> = ids.keys().map(String::as_str).collect();
@@ -157,7 +171,7 @@ impl<'c, 'a> CondCx<'c, 'a> {
     }
 
     fn error(&mut self, code: Code, message: String, pointer: &str) {
-        self.compiler.error(code, message, self.file, pointer);
+        self.findings.error(code, message, self.file, pointer);
     }
 
     fn error_hint(&mut self, code: Code, message: String, pointer: &str, hint: Option<String>) {
@@ -166,6 +180,6 @@ impl<'c, 'a> CondCx<'c, 'a> {
         if let Some(h) = hint {
             d = d.hint(h);
         }
-        self.compiler.diagnostics.push(d);
+        self.findings.push(d);
     }
 }

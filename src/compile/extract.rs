@@ -1,62 +1,87 @@
 //! Compiling one tool's `extract`: every problem reported where it is written.
 
+use std::collections::HashMap;
+
 use regex::Regex;
 use serde_json::Value;
 
-use super::{Compiler, did_you_mean};
+use super::findings::{Findings, did_you_mean};
 use crate::diag::{Code, Diagnostic};
 use crate::rules::Extraction;
 use crate::ruleset::extract::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
 use crate::source::SourceFile;
-use crate::text::{Normalizer, WordMatcher};
+use crate::text::{EntryError, Normalizer, WordMatcher};
 
-impl Compiler<'_> {
-    /// Compiles a tool's `extract`, reporting every problem where it is written.
-    pub(in crate::compile) fn extract(
-        &mut self,
-        file: &SourceFile,
-        i: usize,
-        tool: &crate::rules::Tool,
-        schema: &Value,
-        norm: &Normalizer,
-    ) -> Vec<ArgExtract> {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let mut out = Vec::new();
-        for (name, x) in &tool.extract {
-            let at = format!("/tools/{i}/extract/{name}");
-            let Some(property) = properties.and_then(|p| p.get(name)) else {
-                let known: Vec<String> = properties
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default();
-                let mut d = Diagnostic::error(
-                    Code::ExtractUnknownArgument,
-                    format!("tool '{}' has no argument '{name}' to extract", tool.id),
-                )
-                .at(Some(file.locate_key(&at)))
-                .rule(tool.id.as_str());
-                if let Some(h) = did_you_mean(name, known.iter()) {
-                    d = d.hint(h);
-                }
-                self.diagnostics.push(d);
-                continue;
-            };
-            if let Some(def) = self.one_extract(file, &at, name, x, property, norm) {
-                out.push(def);
+/// Every `extract` pattern of the rule files compiled, by its text (compiled before the tools'
+/// pass, on every core: `tools::extraction_patterns`).
+pub(super) type ExtractPatterns<'a> = HashMap<&'a str, Result<Regex, EntryError>>;
+
+/// Compiles tool `i`'s `extract`, reporting every problem where it is written; `schema` is the
+/// tool's arguments schema, `patterns` every extraction pattern compiled.
+pub(super) fn compile(
+    file: &SourceFile,
+    i: usize,
+    tool: &crate::rules::Tool,
+    schema: &Value,
+    norm: &Normalizer,
+    patterns: &ExtractPatterns<'_>,
+    findings: &mut Findings,
+) -> Vec<ArgExtract> {
+    let mut cx = Cx {
+        file,
+        norm,
+        compiled: patterns,
+        findings,
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut out = Vec::new();
+    for (name, x) in &tool.extract {
+        let at = format!("/tools/{i}/extract/{name}");
+        let Some(property) = properties.and_then(|p| p.get(name)) else {
+            let known: Vec<String> = properties
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            let mut d = Diagnostic::error(
+                Code::ExtractUnknownArgument,
+                format!("tool '{}' has no argument '{name}' to extract", tool.id),
+            )
+            .at(Some(file.locate_key(&at)))
+            .rule(tool.id.as_str());
+            if let Some(h) = did_you_mean(name, known.iter()) {
+                d = d.hint(h);
             }
+            cx.findings.push(d);
+            continue;
+        };
+        if let Some(def) = cx.one_extract(&at, name, x, property) {
+            out.push(def);
         }
-        out
+    }
+    out
+}
+
+/// What compiling one tool's extractions reads, and where it reports.
+struct Cx<'c, 'p> {
+    file: &'c SourceFile,
+    norm: &'c Normalizer,
+    compiled: &'c ExtractPatterns<'p>,
+    findings: &'c mut Findings,
+}
+
+impl Cx<'_, '_> {
+    fn error(&mut self, code: Code, message: String, pointer: &str) {
+        self.findings.error(code, message, self.file, pointer);
     }
 
     fn one_extract(
         &mut self,
-        file: &SourceFile,
         at: &str,
         name: &str,
         x: &Extraction,
         property: &Value,
-        norm: &Normalizer,
     ) -> Option<ArgExtract> {
-        let errors_before = self.diagnostics.len();
+        let norm = self.norm;
+        let errors_before = self.findings.mark();
         let validator = jsonschema::validator_for(property).ok();
         let kind = property.get("type").and_then(Value::as_str).unwrap_or("");
         if x.choose.is_empty()
@@ -70,7 +95,6 @@ impl Compiler<'_> {
                 format!(
                     "'{name}': say how it is filled: choose, number, from_context, text or default"
                 ),
-                file,
                 at,
             );
         }
@@ -80,14 +104,12 @@ impl Compiler<'_> {
                 c.error(
                     Code::ExtractBadValue,
                     format!("'{name}' is not a string: a value with $ groups cannot fill it"),
-                    file,
                     p,
                 );
             } else if !templated && validator.as_ref().is_some_and(|val| !val.is_valid(v)) {
                 c.error(
                     Code::ExtractBadValue,
                     format!("{v} is not a valid value of '{name}' (its schema refuses it)"),
-                    file,
                     p,
                 );
             }
@@ -102,14 +124,13 @@ impl Compiler<'_> {
                 self.error(
                     Code::ExtractEmpty,
                     format!("'{name}': option {} has neither words nor patterns", k + 1),
-                    file,
                     &p,
                 );
             }
-            self.check_words(file, &format!("{p}/words"), &c.words);
+            self.check_words(&format!("{p}/words"), &c.words);
             all_words.extend(c.words.iter().cloned());
             word_entries.extend(c.words.iter().map(|w| (k, w.clone())));
-            let patterns = self.patterns(file, &format!("{p}/patterns"), &c.patterns);
+            let patterns = self.patterns(&format!("{p}/patterns"), &c.patterns);
             choices.push(ChoiceDef {
                 value: c.value.clone(),
                 entries: c.patterns.clone(),
@@ -125,18 +146,16 @@ impl Compiler<'_> {
                 self.error(
                     Code::ExtractBadValue,
                     format!("'{name}' is a {kind:?}, not a number: use choose or text"),
-                    file,
                     &p,
                 );
             }
-            let patterns = self.patterns(file, &format!("{p}/patterns"), &n.patterns);
+            let patterns = self.patterns(&format!("{p}/patterns"), &n.patterns);
             for (j, re) in patterns.iter().enumerate() {
                 if !re.capture_names().any(|g| g == Some("number")) {
                     self.error(
                         Code::ExtractNumberGroup,
                         "a number pattern needs a group named 'number', e.g. (?P<number>\\d+)"
                             .into(),
-                        file,
                         &format!("{p}/patterns/{j}"),
                     );
                 }
@@ -158,14 +177,12 @@ impl Compiler<'_> {
                     self.error(
                         Code::BadWord,
                         format!("'{w}': a number word is one word (letters and digits)"),
-                        file,
                         &format!("{p}/words"),
                     );
                 } else if !value.is_finite() || value < 0.0 {
                     self.error(
                         Code::ExtractBadValue,
                         format!("'{w}': a number word's value is a number of 0 or more"),
-                        file,
                         &format!("{p}/words"),
                     );
                 } else {
@@ -185,7 +202,6 @@ impl Compiler<'_> {
             self.error(
                 Code::ExtractBadValue,
                 format!("'{name}' is not a string: from_context gives a name"),
-                file,
                 &format!("{at}/from_context"),
             );
         }
@@ -195,20 +211,16 @@ impl Compiler<'_> {
                 self.error(
                     Code::ExtractBadValue,
                     format!("'{name}' is not a string: text cannot fill it"),
-                    file,
                     &p,
                 );
             }
-            self.check_words(file, &format!("{p}/drop"), &t.drop);
+            self.check_words(&format!("{p}/drop"), &t.drop);
             TextDef {
                 drop: WordMatcher::new(&t.drop, &[], norm),
-                drop_patterns: self.patterns(file, &format!("{p}/drop_patterns"), &t.drop_patterns),
+                drop_patterns: self.patterns(&format!("{p}/drop_patterns"), &t.drop_patterns),
             }
         });
-        if self.diagnostics[errors_before..]
-            .iter()
-            .any(Diagnostic::is_error)
-        {
+        if self.findings.error_since(errors_before) {
             return None;
         }
         Some(ArgExtract {
@@ -223,36 +235,26 @@ impl Compiler<'_> {
         })
     }
 
-    fn check_words(&mut self, file: &SourceFile, at: &str, words: &[String]) {
+    fn check_words(&mut self, at: &str, words: &[String]) {
         for (j, w) in words.iter().enumerate() {
             if let Err(e) = WordMatcher::check_word(w) {
-                self.error(
-                    Code::BadWord,
-                    format!("'{w}': {e}"),
-                    file,
-                    &format!("{at}/{j}"),
-                );
+                self.error(Code::BadWord, format!("'{w}': {e}"), &format!("{at}/{j}"));
             }
         }
     }
 
-    fn patterns(&mut self, file: &SourceFile, at: &str, patterns: &[String]) -> Vec<Regex> {
+    fn patterns(&mut self, at: &str, patterns: &[String]) -> Vec<Regex> {
         let mut out = Vec::new();
         for (j, p) in patterns.iter().enumerate() {
             // Compiled before the tools' pass, each text once (a YAML anchor shares a pattern
             // among tools).
-            let compiled = match self.extract_patterns.get(p.as_str()) {
+            let compiled = match self.compiled.get(p.as_str()) {
                 Some(compiled) => compiled.clone(),
                 None => WordMatcher::compile_pattern(p),
             };
             match compiled {
                 Ok(re) => out.push(re),
-                Err(e) => self.error(
-                    Code::BadRegex,
-                    format!("'{p}': {e}"),
-                    file,
-                    &format!("{at}/{j}"),
-                ),
+                Err(e) => self.error(Code::BadRegex, format!("'{p}': {e}"), &format!("{at}/{j}")),
             }
         }
         out

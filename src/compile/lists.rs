@@ -7,9 +7,10 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
-use super::Compiler;
+use super::findings::Findings;
+use super::symbols::{ListsUsed, Symbols};
 use crate::diag::{Code, Diagnostic, Location};
-use crate::rules::{RuleFile, WordList};
+use crate::rules::{RuleFile, Typos, WordList};
 use crate::ruleset::ListDef;
 use crate::source::{SourceFile, yaml as source};
 use crate::text::{
@@ -53,7 +54,7 @@ pub(super) struct CheckedWords {
     pub entry_at: Vec<Location>,
 }
 
-/// [`CheckedWords`] of every list [`Compiler::lists`] compiles, in the same order, on every
+/// [`CheckedWords`] of every list [`compile`] compiles, in the same order, on every
 /// core: they need nothing but the list (and are most of a large pack's list checks).
 pub(super) fn check_words(
     files: &[(SourceFile, RuleFile)],
@@ -65,230 +66,239 @@ pub(super) fn check_words(
         .collect()
 }
 
-impl Compiler<'_> {
-    /// Every word list, in file order (a list defined twice is compiled once).
-    /// `patterns` holds every list pattern compiled ([`patterns`]), `checked` what
-    /// [`check_words`] gave. Returns the lists and each one's normalised words.
-    pub(super) fn lists(
-        &mut self,
-        patterns: &HashMap<&str, Result<ListPattern, EntryError>>,
-        checked: Vec<CheckedWords>,
-    ) -> (Vec<ListDef>, Vec<Vec<String>>) {
-        let mut lists = Vec::new();
-        let mut keys = Vec::new();
-        for ((file, i, l), checked) in unique_lists(self.files).into_iter().zip(checked) {
-            keys.push(checked.keys);
-            self.diagnostics.extend(checked.diagnostics);
-            lists.push(self.word_list(file, i, l, patterns, checked.entry_at));
-        }
-        (lists, keys)
-    }
-
-    /// Warns about the lists no condition mentions (run after every condition is compiled).
-    pub(super) fn unused_lists(&mut self, lists: &[ListDef]) {
-        for l in lists {
-            let used = self
-                .list_ids
-                .get(&*l.id)
-                .is_some_and(|&idx| self.list_used[idx]);
-            if !used {
-                self.diagnostics.push(
-                    Diagnostic::warning(
-                        Code::UnusedList,
-                        format!("word list '{}' is not used by any rule", l.id),
-                    )
-                    .at(Some(l.at.clone())),
-                );
-            }
-        }
-    }
-
-    /// The `matching` section: at most one, folds of one character to one character.
-    pub(super) fn normalizer(&mut self) -> Normalizer {
-        let files = self.files;
-        let mut found = files
-            .iter()
-            .filter_map(|(f, rf)| rf.matching.as_ref().map(|m| (f, m)));
-        let Some((file, m)) = found.next() else {
-            return Normalizer::default();
-        };
-        for (f2, _) in found {
-            let d = Diagnostic::error(
-                Code::DuplicateSection,
-                format!("'matching' is already defined in {}", file.path.display()),
-            )
-            .at(Some(f2.locate_key("/matching")))
-            .hint("a rules directory has one 'matching' section; merge the two");
-            self.diagnostics.push(d);
-        }
-        let folds = self.char_pairs(file, "folds", &m.folds, true);
-        let look_alikes = self.char_pairs(file, "look_alikes", &m.look_alikes, false);
-        let transliterate = m.transliterate.as_ref().map(|t| Transliteration {
-            table: t
-                .table
-                .iter()
-                .filter(|(from, _)| !from.is_empty())
-                .map(|(from, to)| (from.clone(), to.clone()))
-                .collect(),
-            keep: t
-                .keep
-                .iter()
-                .cloned()
-                .chain(self.words_in_script(&t.table))
-                .collect(),
-        });
-        Normalizer::with_options(
-            folds,
-            NormalizerOptions {
-                compose: m.compose,
-                strip_invisible: m.strip_invisible,
-                look_alikes,
-                name_endings: m.file_name_endings,
-                transliterate,
-                word_endings: m.word_endings.clone(),
-            },
-        )
-    }
-
-    /// The words of every list's entries written wholly in the letters of a transliteration
-    /// table (`gmail`, `excel`): a message's word that a list writes in that script is the
-    /// list's word, not a transliteration.
-    fn words_in_script(&self, table: &std::collections::BTreeMap<String, String>) -> Vec<String> {
-        let letters: std::collections::HashSet<char> = table
-            .keys()
-            .flat_map(|k| k.to_lowercase().chars().collect::<Vec<_>>())
-            .collect();
-        let mut words: Vec<String> = self
-            .files
-            .iter()
-            .flat_map(|(_, rf)| rf.word_lists.iter())
-            .flat_map(|l| l.words.iter())
-            // Through the word table: the standard test searches the Unicode tables for every
-            // letter of every entry (most are Cyrillic).
-            .flat_map(|entry| entry.split(|c: char| !crate::text::is_alphanumeric(c)))
-            .filter(|w| {
-                !w.is_empty()
-                    && w.chars()
-                        .all(|c| c.to_lowercase().all(|l| letters.contains(&l)))
-            })
-            .map(str::to_lowercase)
-            .collect();
-        words.sort();
-        words.dedup();
-        words
-    }
-
-    /// Pairs of single characters from a `matching` map (`folds`: the first must not be
-    /// ASCII, which is only lower-cased).
-    fn char_pairs(
-        &mut self,
-        file: &SourceFile,
-        key: &str,
-        map: &std::collections::BTreeMap<String, String>,
-        non_ascii_first: bool,
-    ) -> Vec<(char, char)> {
-        let mut pairs = Vec::new();
-        for (from, to) in map {
-            let mut f = from.chars();
-            let mut t = to.chars();
-            match (f.next(), f.next(), t.next(), t.next()) {
-                (Some(a), None, Some(b), None) if !(non_ascii_first && a.is_ascii()) => {
-                    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
-                    pairs.push((lower(a), lower(b)));
-                }
-                _ => {
-                    let pointer = format!("/matching/{key}/{}", source::escape(from));
-                    let rule = if non_ascii_first {
-                        "each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
-                    } else {
-                        "each side must be one character"
-                    };
-                    let d = Diagnostic::error(
-                        Code::BadFold,
-                        format!("{key} '{from}' → '{to}': {rule}"),
-                    )
-                    .at(Some(file.locate_key(&pointer)));
-                    self.diagnostics.push(d);
-                }
-            }
-        }
-        pairs
-    }
-
-    fn word_list(
-        &mut self,
-        file: &SourceFile,
-        i: usize,
-        l: &WordList,
-        compiled: &HashMap<&str, Result<ListPattern, EntryError>>,
-        entry_at: Vec<Location>,
-    ) -> ListDef {
-        let mut seen_patterns: HashMap<&str, usize> = HashMap::default();
-        let mut patterns = Vec::with_capacity(l.patterns.len());
-        for (j, pat) in l.patterns.iter().enumerate() {
-            let p = format!("/word_lists/{i}/patterns/{j}");
-            let compiled = compiled
-                .get(pat.as_str())
-                .cloned()
-                .unwrap_or_else(|| crate::text::compile_list_pattern(pat));
-            if let Err(e) = &compiled {
-                let code = match e {
-                    crate::text::EntryError::MatchesEmpty => Code::MatchesEmpty,
-                    _ => Code::BadRegex,
-                };
-                // The regex crate's message is several lines (the pattern, a caret, the error);
-                // the finding gets its last line, the hint the rest.
-                let text = e.to_string();
-                let (message, hint) = match text.split_once('\n') {
-                    Some((head, rest)) => {
-                        let lines: Vec<&str> = rest.lines().collect();
-                        let (last, shown) = lines.split_last().unwrap_or((&"", &[]));
-                        let last = last.strip_prefix("error: ").unwrap_or(last);
-                        let hint = (!shown.is_empty()).then(|| shown.join("\n"));
-                        (format!("{} {last}", head.trim_end()), hint)
-                    }
-                    None => (text, None),
-                };
-                let mut d = Diagnostic::error(code, format!("word list '{}': {message}", l.id))
-                    .at(Some(file.locate(&p)));
-                if let Some(h) = hint {
-                    d = d.hint(h);
-                }
-                self.diagnostics.push(d);
-            }
-            patterns.push(compiled.ok());
-            if let Some(first) = seen_patterns.insert(pat.as_str(), j) {
-                self.warn(
-                    Code::DuplicateEntry,
-                    format!(
-                        "pattern '{pat}' is already pattern {} of word list '{}'",
-                        first + 1,
-                        l.id
-                    ),
-                    file,
-                    &p,
-                );
-            }
-        }
-        if l.words.is_empty() && l.patterns.is_empty() {
-            self.error(
-                Code::EmptyList,
-                format!("word list '{}' has no words and no patterns", l.id),
-                file,
-                &format!("/word_lists/{i}/id"),
-            );
-        }
-        let options = self.list_options(file, i, l);
-        ListDef {
+/// Every word list, in file order (a list defined twice is compiled once), its `negated_by`
+/// resolved through `symbols` (and marked in `used`). `patterns` holds every list pattern
+/// compiled ([`patterns`]), `checked` what [`check_words`] gave. Returns the lists and each
+/// one's normalised words.
+pub(super) fn compile(
+    files: &[(SourceFile, RuleFile)],
+    symbols: &Symbols,
+    patterns: &HashMap<&str, Result<ListPattern, EntryError>>,
+    checked: Vec<CheckedWords>,
+    used: &mut ListsUsed,
+    findings: &mut Findings,
+) -> (Vec<ListDef>, Vec<Vec<String>>) {
+    let typos = typo_defaults(files);
+    let mut lists = Vec::new();
+    let mut keys = Vec::new();
+    for ((file, i, l), checked) in unique_lists(files).into_iter().zip(checked) {
+        keys.push(checked.keys);
+        findings.extend(checked.diagnostics);
+        let patterns = list_patterns(file, i, l, patterns, findings);
+        let options = list_options(file, i, l, symbols, typos, used, findings);
+        lists.push(ListDef {
             id: Arc::from(l.id.as_str()),
             patterns,
             options,
             entries: l.words.iter().chain(&l.patterns).cloned().collect(),
             words: l.words.len(),
             at: file.locate(&format!("/word_lists/{i}/id")),
-            entry_at,
+            entry_at: checked.entry_at,
+        });
+    }
+    (lists, keys)
+}
+
+/// Warns about the lists nothing mentions (run after every condition is compiled).
+pub(super) fn unused(
+    lists: &[ListDef],
+    symbols: &Symbols,
+    used: &ListsUsed,
+    findings: &mut Findings,
+) {
+    for l in lists {
+        let used = symbols
+            .lists
+            .get(&*l.id)
+            .is_some_and(|&idx| used.is_used(idx));
+        if !used {
+            findings.push(
+                Diagnostic::warning(
+                    Code::UnusedList,
+                    format!("word list '{}' is not used by any rule", l.id),
+                )
+                .at(Some(l.at.clone())),
+            );
         }
     }
+}
+
+/// The `matching` section: at most one, folds of one character to one character.
+pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findings) -> Normalizer {
+    let mut found = files
+        .iter()
+        .filter_map(|(f, rf)| rf.matching.as_ref().map(|m| (f, m)));
+    let Some((file, m)) = found.next() else {
+        return Normalizer::default();
+    };
+    for (f2, _) in found {
+        let d = Diagnostic::error(
+            Code::DuplicateSection,
+            format!("'matching' is already defined in {}", file.path.display()),
+        )
+        .at(Some(f2.locate_key("/matching")))
+        .hint("a rules directory has one 'matching' section; merge the two");
+        findings.push(d);
+    }
+    let folds = char_pairs(file, "folds", &m.folds, true, findings);
+    let look_alikes = char_pairs(file, "look_alikes", &m.look_alikes, false, findings);
+    let transliterate = m.transliterate.as_ref().map(|t| Transliteration {
+        table: t
+            .table
+            .iter()
+            .filter(|(from, _)| !from.is_empty())
+            .map(|(from, to)| (from.clone(), to.clone()))
+            .collect(),
+        keep: t
+            .keep
+            .iter()
+            .cloned()
+            .chain(words_in_script(files, &t.table))
+            .collect(),
+    });
+    Normalizer::with_options(
+        folds,
+        NormalizerOptions {
+            compose: m.compose,
+            strip_invisible: m.strip_invisible,
+            look_alikes,
+            name_endings: m.file_name_endings,
+            transliterate,
+            word_endings: m.word_endings.clone(),
+        },
+    )
+}
+
+/// The words of every list's entries written wholly in the letters of a transliteration
+/// table (`gmail`, `excel`): a message's word that a list writes in that script is the
+/// list's word, not a transliteration.
+fn words_in_script(
+    files: &[(SourceFile, RuleFile)],
+    table: &std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    let letters: std::collections::HashSet<char> = table
+        .keys()
+        .flat_map(|k| k.to_lowercase().chars().collect::<Vec<_>>())
+        .collect();
+    let mut words: Vec<String> = files
+        .iter()
+        .flat_map(|(_, rf)| rf.word_lists.iter())
+        .flat_map(|l| l.words.iter())
+        // Through the word table: the standard test searches the Unicode tables for every
+        // letter of every entry (most are Cyrillic).
+        .flat_map(|entry| entry.split(|c: char| !crate::text::is_alphanumeric(c)))
+        .filter(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.to_lowercase().all(|l| letters.contains(&l)))
+        })
+        .map(str::to_lowercase)
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Pairs of single characters from a `matching` map (`folds`: the first must not be
+/// ASCII, which is only lower-cased).
+fn char_pairs(
+    file: &SourceFile,
+    key: &str,
+    map: &std::collections::BTreeMap<String, String>,
+    non_ascii_first: bool,
+    findings: &mut Findings,
+) -> Vec<(char, char)> {
+    let mut pairs = Vec::new();
+    for (from, to) in map {
+        let mut f = from.chars();
+        let mut t = to.chars();
+        match (f.next(), f.next(), t.next(), t.next()) {
+            (Some(a), None, Some(b), None) if !(non_ascii_first && a.is_ascii()) => {
+                let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
+                pairs.push((lower(a), lower(b)));
+            }
+            _ => {
+                let pointer = format!("/matching/{key}/{}", source::escape(from));
+                let rule = if non_ascii_first {
+                    "each side must be one character, and the first not ASCII (ASCII is only lower-cased)"
+                } else {
+                    "each side must be one character"
+                };
+                let d =
+                    Diagnostic::error(Code::BadFold, format!("{key} '{from}' → '{to}': {rule}"))
+                        .at(Some(file.locate_key(&pointer)));
+                findings.push(d);
+            }
+        }
+    }
+    pairs
+}
+
+/// A list's patterns, from those compiled before (`None` in place of one that does not
+/// compile, reported); a list with no words and no patterns is an error.
+fn list_patterns(
+    file: &SourceFile,
+    i: usize,
+    l: &WordList,
+    compiled: &HashMap<&str, Result<ListPattern, EntryError>>,
+    findings: &mut Findings,
+) -> Vec<Option<ListPattern>> {
+    let mut seen_patterns: HashMap<&str, usize> = HashMap::default();
+    let mut patterns = Vec::with_capacity(l.patterns.len());
+    for (j, pat) in l.patterns.iter().enumerate() {
+        let p = format!("/word_lists/{i}/patterns/{j}");
+        let compiled = compiled
+            .get(pat.as_str())
+            .cloned()
+            .unwrap_or_else(|| crate::text::compile_list_pattern(pat));
+        if let Err(e) = &compiled {
+            let code = match e {
+                crate::text::EntryError::MatchesEmpty => Code::MatchesEmpty,
+                _ => Code::BadRegex,
+            };
+            // The regex crate's message is several lines (the pattern, a caret, the error);
+            // the finding gets its last line, the hint the rest.
+            let text = e.to_string();
+            let (message, hint) = match text.split_once('\n') {
+                Some((head, rest)) => {
+                    let lines: Vec<&str> = rest.lines().collect();
+                    let (last, shown) = lines.split_last().unwrap_or((&"", &[]));
+                    let last = last.strip_prefix("error: ").unwrap_or(last);
+                    let hint = (!shown.is_empty()).then(|| shown.join("\n"));
+                    (format!("{} {last}", head.trim_end()), hint)
+                }
+                None => (text, None),
+            };
+            let mut d = Diagnostic::error(code, format!("word list '{}': {message}", l.id))
+                .at(Some(file.locate(&p)));
+            if let Some(h) = hint {
+                d = d.hint(h);
+            }
+            findings.push(d);
+        }
+        patterns.push(compiled.ok());
+        if let Some(first) = seen_patterns.insert(pat.as_str(), j) {
+            findings.warn(
+                Code::DuplicateEntry,
+                format!(
+                    "pattern '{pat}' is already pattern {} of word list '{}'",
+                    first + 1,
+                    l.id
+                ),
+                file,
+                &p,
+            );
+        }
+    }
+    if l.words.is_empty() && l.patterns.is_empty() {
+        findings.error(
+            Code::EmptyList,
+            format!("word list '{}' has no words and no patterns", l.id),
+            file,
+            &format!("/word_lists/{i}/id"),
+        );
+    }
+    patterns
 }
 
 fn check_list_words(
@@ -393,101 +403,106 @@ fn check_list_words(
     }
 }
 
-impl Compiler<'_> {
-    /// `gap`, the typo lengths (the list's own, or `matching.typos`, unless it says
-    /// `typos: false`) and `negated_by`, with the negating list resolved.
-    fn list_options(&mut self, file: &SourceFile, i: usize, l: &WordList) -> ListOptions {
-        let negated_by = l.negated_by.as_ref().and_then(|n| {
-            let pointer = format!("/word_lists/{i}/negated_by/list");
-            match self.list_ids.get(&n.list) {
-                Some(_) if n.list == l.id => {
-                    self.error(
-                        Code::SelfNegation,
-                        format!("word list '{}' cannot be negated by itself", l.id),
-                        file,
-                        &pointer,
-                    );
-                    None
-                }
-                Some(&k) => {
-                    self.list_used[k] = true;
-                    Some((k, n.within))
-                }
-                None => {
-                    let hint = self.list_meant(&n.list);
-                    let mut d = Diagnostic::error(
-                        Code::UnknownList,
-                        format!("negated_by: no word list '{}'", n.list),
-                    )
-                    .at(Some(file.locate(&pointer)));
-                    if let Some(h) = hint {
-                        d = d.hint(h);
-                    }
-                    self.diagnostics.push(d);
-                    None
-                }
-            }
-        });
-        let defaults = typo_defaults(self.files);
-        let typos_from = match (l.typos, l.typos_from) {
-            (Some(false), Some(_)) => {
-                self.warn(
-                    Code::TyposConflict,
-                    format!(
-                        "word list '{}' says typos: false and typos_from: the list tolerates no typo",
-                        l.id
-                    ),
+/// `gap`, the typo lengths (the list's own, or `defaults`, `matching.typos`, unless it
+/// says `typos: false`) and `negated_by`, with the negating list resolved and marked used.
+fn list_options(
+    file: &SourceFile,
+    i: usize,
+    l: &WordList,
+    symbols: &Symbols,
+    defaults: Option<&Typos>,
+    used: &mut ListsUsed,
+    findings: &mut Findings,
+) -> ListOptions {
+    let negated_by = l.negated_by.as_ref().and_then(|n| {
+        let pointer = format!("/word_lists/{i}/negated_by/list");
+        match symbols.lists.get(&n.list) {
+            Some(_) if n.list == l.id => {
+                findings.error(
+                    Code::SelfNegation,
+                    format!("word list '{}' cannot be negated by itself", l.id),
                     file,
-                    &format!("/word_lists/{i}/typos_from"),
+                    &pointer,
                 );
                 None
             }
-            (Some(false), None) => None,
-            (_, Some(from)) => Some(from),
-            (Some(true), None) if defaults.is_none() => {
-                self.warn(
-                    Code::TyposWithoutLength,
-                    format!(
-                        "word list '{}' says typos: true, but no length is given: it tolerates no typo",
-                        l.id
-                    ),
-                    file,
-                    &format!("/word_lists/{i}/typos"),
-                );
+            Some(&k) => {
+                used.mark(k);
+                Some((k, n.within))
+            }
+            None => {
+                let hint = symbols.list_meant(&n.list, used);
+                let mut d = Diagnostic::error(
+                    Code::UnknownList,
+                    format!("negated_by: no word list '{}'", n.list),
+                )
+                .at(Some(file.locate(&pointer)));
+                if let Some(h) = hint {
+                    d = d.hint(h);
+                }
+                findings.push(d);
                 None
             }
-            (_, None) => defaults.map(|t| t.from),
-        };
-        ListOptions {
-            gap: l.gap.unwrap_or(DEFAULT_GAP),
-            typos_from,
-            typo_first_letter_from: Some(
-                defaults.map_or(crate::rules::Typos::default_first_letter_from(), |t| {
-                    t.first_letter_from
-                }),
-            ),
-            negated_by,
         }
+    });
+    let typos_from = match (l.typos, l.typos_from) {
+        (Some(false), Some(_)) => {
+            findings.warn(
+                Code::TyposConflict,
+                format!(
+                    "word list '{}' says typos: false and typos_from: the list tolerates no typo",
+                    l.id
+                ),
+                file,
+                &format!("/word_lists/{i}/typos_from"),
+            );
+            None
+        }
+        (Some(false), None) => None,
+        (_, Some(from)) => Some(from),
+        (Some(true), None) if defaults.is_none() => {
+            findings.warn(
+                Code::TyposWithoutLength,
+                format!(
+                    "word list '{}' says typos: true, but no length is given: it tolerates no typo",
+                    l.id
+                ),
+                file,
+                &format!("/word_lists/{i}/typos"),
+            );
+            None
+        }
+        (_, None) => defaults.map(|t| t.from),
+    };
+    ListOptions {
+        gap: l.gap.unwrap_or(DEFAULT_GAP),
+        typos_from,
+        typo_first_letter_from: Some(
+            defaults.map_or(crate::rules::Typos::default_first_letter_from(), |t| {
+                t.first_letter_from
+            }),
+        ),
+        negated_by,
     }
+}
 
-    /// The scanner [`scanner`] built, with a finding when its automaton was too large to build.
-    pub(super) fn scanner_finding(&mut self, scanner: Scanner, lists: &[ListDef]) -> Scanner {
-        if let Some(e) = scanner.error() {
-            let d = Diagnostic::error(
-                Code::ListTooLarge,
-                format!("the word lists cannot be compiled: {e}"),
-            )
-            .at(lists.first().map(|l| l.at.clone()))
-            .hint("split long lists of stems into fewer, shorter entries");
-            self.diagnostics.push(d);
-        }
-        scanner
+/// The finding about the scanner [`scanner`] built, when its automaton was too large to
+/// build.
+pub(super) fn scanner_finding(scanner: &Scanner, lists: &[ListDef], findings: &mut Findings) {
+    if let Some(e) = scanner.error() {
+        let d = Diagnostic::error(
+            Code::ListTooLarge,
+            format!("the word lists cannot be compiled: {e}"),
+        )
+        .at(lists.first().map(|l| l.at.clone()))
+        .hint("split long lists of stems into fewer, shorter entries");
+        findings.push(d);
     }
 }
 
 /// The `matching.typos` section of `files`, if any (the first: a second is reported as a
 /// duplicate `matching`).
-fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&crate::rules::Typos> {
+fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&Typos> {
     files
         .iter()
         .find_map(|(_, rf)| rf.matching.as_ref())
@@ -495,7 +510,7 @@ fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&crate::rules::Typo
 }
 
 /// The one-pass matcher over every list's words and patterns (it holds its own error when an
-/// automaton is too large to build; see [`Compiler::scanner_finding`]); `keys` are each list's
+/// automaton is too large to build; see [`scanner_finding`]); `keys` are each list's
 /// words normalised by `normalizer` ([`CheckedWords::keys`]), `files` give the known words of
 /// `matching.typos`.
 pub(super) fn scanner(

@@ -8,27 +8,30 @@
 //!
 //! One file per pass: `symbols` (ids), `lists` (word lists, patterns, the scanner), `tools`
 //! and `extract` (arguments), `router`, `rules` (search, pre-rules, guards), `conditions`.
-//! [`Compiler::compile`] runs them in order. The engine and the models read the compiled form
-//! only; they import nothing from here (the layers test holds them to it).
+//! Each pass is a function: what it reads are its arguments, what it builds its result, and
+//! what it finds goes to the one [`Findings`] it is handed. [`compile`] runs them in order. The
+//! engine and the models read the compiled form only; they import nothing from here (the
+//! layers test holds them to it).
 
 mod conditions;
 mod extract;
+mod findings;
 mod lists;
 mod router;
 mod rules;
 mod symbols;
 mod tools;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use rayon::prelude::*;
 
 use crate::diag::{Code, Diagnostic};
 use crate::rules::RuleFile;
 use crate::ruleset::{RuleSet, index};
 use crate::source::{Limits, Parsed, ReadDir, SourceFile, load, read_dir};
+use findings::Findings;
+pub(crate) use findings::did_you_mean;
+use symbols::ListsUsed;
 
 /// What loading a directory gave: the ruleset if nothing was an error, and every finding.
 #[derive(Debug)]
@@ -139,16 +142,24 @@ fn compile_texts(
         mut diagnostics,
         failed,
     } = crate::source::parse_rule_files(texts, limits);
-    let mut compiler = Compiler::new(&parsed, root, *limits);
-    let ruleset = compiler.compile(version, texts.iter().map(|(p, _)| p.clone()).collect());
+    let mut findings = Findings::default();
+    let ruleset = compile(
+        &parsed,
+        router::Scripts {
+            root: root.as_deref(),
+            limits,
+        },
+        version,
+        texts.iter().map(|(p, _)| p.clone()).collect(),
+        &mut findings,
+    );
+    let mut found = findings.into_sorted();
     let incomplete = read_failed || !failed.is_empty();
     if incomplete {
-        let before = compiler.diagnostics.len();
-        compiler
-            .diagnostics
-            .retain(|d| !NEED_EVERY_FILE.contains(&d.code));
+        let before = found.len();
+        found.retain(|d| !NEED_EVERY_FILE.contains(&d.code));
         // Nothing read at all (no such directory): there is nothing to skip checks of.
-        if compiler.diagnostics.len() < before && !texts.is_empty() {
+        if found.len() < before && !texts.is_empty() {
             let names: Vec<String> = failed.iter().map(|p| p.display().to_string()).collect();
             let which = if names.is_empty() {
                 "a rule file".to_owned()
@@ -165,10 +176,9 @@ fn compile_texts(
             ));
         }
     }
-    diagnostics.append(&mut compiler.diagnostics);
+    diagnostics.append(&mut found);
     // The parsed files are many small values: freeing them took 10 ms of a grown pack's load,
     // which need not wait for it.
-    drop(compiler);
     rayon::spawn(move || drop(parsed));
     let ruleset = if incomplete || diagnostics.iter().any(Diagnostic::is_error) {
         None
@@ -183,197 +193,100 @@ fn compile_texts(
     }
 }
 
-pub(crate) struct Compiler<'a> {
-    files: &'a [(SourceFile, RuleFile)],
-    /// The rules directory, when the files came from one (script paths are relative to it).
-    root: Option<PathBuf>,
-    limits: Limits,
-    pub diagnostics: Vec<Diagnostic>,
-    pub tool_ids: HashMap<String, usize>,
-    pub skill_ids: HashMap<String, usize>,
-    pub list_ids: HashMap<String, usize>,
-    pub list_used: Vec<bool>,
-    /// Declared integrations; empty when the rules declare none (then `integration:` values
-    /// are not checked).
-    pub integration_ids: HashMap<String, usize>,
-    /// Every `extract` pattern compiled, by its text (see [`compile_each`]).
-    pub extract_patterns: HashMap<&'a str, Result<regex::Regex, crate::text::EntryError>>,
-}
+/// Runs the passes in order, each on what the ones before it built, every finding into
+/// `findings`; builds the ruleset when nothing was an error. `scripts` says where a `script:`
+/// router model is read from, `paths` are the files' paths as the ruleset lists them.
+fn compile(
+    files: &[(SourceFile, RuleFile)],
+    scripts: router::Scripts<'_>,
+    version: String,
+    paths: Vec<PathBuf>,
+    findings: &mut Findings,
+) -> Option<RuleSet> {
+    let symbols = symbols::collect(files, findings);
+    let mut used = ListsUsed::none(&symbols);
+    let normalizer = lists::normalizer(files, findings);
+    // Every pattern, list and extraction patterns side by side (on a small pack either kind
+    // alone leaves a core idle), while the lists' words are checked.
+    let ((list_patterns, extract_patterns), checked) = rayon::join(
+        || {
+            rayon::join(
+                || lists::patterns(files),
+                || tools::extraction_patterns(files),
+            )
+        },
+        || lists::check_words(files, &normalizer),
+    );
+    let (lists, keys) = lists::compile(
+        files,
+        &symbols,
+        &list_patterns,
+        checked,
+        &mut used,
+        findings,
+    );
+    // The scanner's automata (a quarter of the work) are built on another core while the
+    // passes after the lists run; its finding, if any, is added after theirs.
+    let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
+        || lists::scanner(&lists, &keys, &normalizer, files),
+        || {
+            let skills = tools::skills(files);
+            let norm = &normalizer;
+            let tools = tools::compile(
+                files,
+                &symbols,
+                norm,
+                &extract_patterns,
+                &mut used,
+                findings,
+            );
+            tools::check_integrations(files, &symbols, findings);
+            let router =
+                router::compile(files, &symbols, &skills, norm, scripts, &mut used, findings);
+            let search = rules::search(files, &symbols, &mut used, findings);
+            let pre_rules = rules::pre_rules(files, &symbols, &tools, &mut used, findings);
+            let guards = rules::guards(files, &symbols, tools.len(), &mut used, findings);
+            (skills, tools, router, search, pre_rules, guards)
+        },
+    );
+    lists::scanner_finding(&scanner, &lists, findings);
+    lists::unused(&lists, &symbols, &used, findings);
 
-/// Compiles each distinct text once, on every core: compiling patterns is most of a large
-/// pack's compile, and each is independent of the others.
-fn compile_each<'t, T: Send>(
-    texts: impl Iterator<Item = &'t str>,
-    compile: impl Fn(&str) -> T + Sync,
-) -> HashMap<&'t str, T> {
-    let mut texts: Vec<&str> = texts.collect();
-    texts.sort_unstable();
-    texts.dedup();
-    texts.into_par_iter().map(|t| (t, compile(t))).collect()
-}
-
-/// Finds the closest known id, for "did you mean …?" hints.
-pub(crate) fn did_you_mean<'k>(
-    wrong: &str,
-    known: impl IntoIterator<Item = &'k String>,
-) -> Option<String> {
-    known
-        .into_iter()
-        .map(|k| (strsim::levenshtein(wrong, k), k))
-        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| format!("did you mean '{k}'?"))
-}
-
-impl Compiler<'_> {
-    /// The "did you mean" hint for an unknown word list; the list it names counts as used, so
-    /// one misspelt `mentions` is one finding (`unknown-list`), not also `unused-list`.
-    pub(super) fn list_meant(&mut self, wrong: &str) -> Option<String> {
-        let hint = did_you_mean(wrong, self.list_ids.keys())?;
-        let meant = hint.split('\'').nth(1).unwrap_or_default();
-        if let Some(&i) = self.list_ids.get(meant) {
-            self.list_used[i] = true;
-        }
-        Some(hint)
+    let router = router?;
+    let (guards, guards_by_tool) = guards;
+    if findings.has_error() || tools.len() != symbols.tools.len() {
+        return None;
     }
-}
-
-impl<'a> Compiler<'a> {
-    fn new(files: &'a [(SourceFile, RuleFile)], root: Option<PathBuf>, limits: Limits) -> Self {
-        Self {
-            files,
-            root,
-            limits,
-            diagnostics: Vec::new(),
-            tool_ids: HashMap::new(),
-            skill_ids: HashMap::new(),
-            list_ids: HashMap::new(),
-            list_used: Vec::new(),
-            integration_ids: HashMap::new(),
-            extract_patterns: HashMap::new(),
-        }
-    }
-
-    pub fn error(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
-        self.diagnostics
-            .push(Diagnostic::error(code, message).at(Some(file.locate(pointer))));
-    }
-
-    fn warn(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
-        self.diagnostics
-            .push(Diagnostic::warning(code, message).at(Some(file.locate(pointer))));
-    }
-
-    /// Runs the passes in order and builds the ruleset when nothing was an error.
-    fn compile(&mut self, version: String, paths: Vec<PathBuf>) -> Option<RuleSet> {
-        self.symbols();
-        let normalizer = self.normalizer();
-        // Every pattern, list and extraction patterns side by side (on a small pack either
-        // kind alone leaves a core idle), while the lists' words are checked.
-        let files = self.files;
-        let ((list_patterns, extract_patterns), checked) = rayon::join(
-            || {
-                rayon::join(
-                    || lists::patterns(files),
-                    || tools::extraction_patterns(files),
-                )
-            },
-            || lists::check_words(files, &normalizer),
-        );
-        self.extract_patterns = extract_patterns;
-        let (lists, keys) = self.lists(&list_patterns, checked);
-        // The scanner's automata (a quarter of the work) are built on another core while the
-        // rest compiles; its finding, if any, is added after.
-        let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
-            || lists::scanner(&lists, &keys, &normalizer, files),
-            || {
-                let skills = self.skills();
-                let tools = self.tools(&normalizer);
-                self.integrations();
-                let router = self.router(&skills, &normalizer);
-                let search = self.search();
-                let pre_rules = self.pre_rules(&tools);
-                let guards = self.guards(tools.len());
-                (skills, tools, router, search, pre_rules, guards)
-            },
-        );
-        let scanner = self.scanner_finding(scanner, &lists);
-        self.unused_lists(&lists);
-        self.diagnostics.sort_by_key(|d| {
-            d.location
-                .as_ref()
-                .map(|l| (l.file.clone(), l.line, l.column))
-        });
-
-        let router = router?;
-        let (guards, guards_by_tool) = guards;
-        if self.diagnostics.iter().any(Diagnostic::is_error) || tools.len() != self.tool_ids.len() {
-            return None;
-        }
-        let pre_index = index::RuleIndex::new(pre_rules.iter().map(|r| r.when.gate()), lists.len());
-        let search_index = index::RuleIndex::new(
-            search
-                .iter()
-                .flat_map(|s| s.rules.iter().map(|r| r.when.gate())),
-            lists.len(),
-        );
-        let guard_gates = guards
+    let pre_index = index::RuleIndex::new(pre_rules.iter().map(|r| r.when.gate()), lists.len());
+    let search_index = index::RuleIndex::new(
+        search
             .iter()
-            .map(|g| g.drop_when.gate().map(Vec::into_boxed_slice))
-            .collect();
-        Some(RuleSet {
-            version: Arc::from(version),
-            files: paths,
-            tools,
-            tool_ids: self.tool_ids.clone(),
-            skills,
-            skill_ids: self.skill_ids.clone(),
-            lists,
-            scanner,
-            pre_rules,
-            router,
-            search,
-            pre_index,
-            search_index,
-            guard_gates,
-            guards,
-            guards_by_tool,
-            normalizer,
-            integrations: {
-                let mut ids: Vec<(&String, &usize)> = self.integration_ids.iter().collect();
-                ids.sort_by_key(|(_, i)| **i);
-                ids.into_iter()
-                    .map(|(id, _)| Arc::from(id.as_str()))
-                    .collect()
-            },
-        })
-    }
-
-    pub fn tool_ref(&mut self, id: &str, file: &SourceFile, pointer: &str) -> Option<usize> {
-        if let Some(&i) = self.tool_ids.get(id) {
-            return Some(i);
-        }
-        let hint = did_you_mean(id, self.tool_ids.keys());
-        let mut d = Diagnostic::error(Code::UnknownTool, format!("unknown tool '{id}'"))
-            .at(Some(file.locate(pointer)));
-        if let Some(h) = hint {
-            d = d.hint(h);
-        }
-        self.diagnostics.push(d);
-        None
-    }
-
-    pub fn skill_ref(&mut self, id: &str, file: &SourceFile, pointer: &str) -> Option<usize> {
-        if let Some(&i) = self.skill_ids.get(id) {
-            return Some(i);
-        }
-        let hint = did_you_mean(id, self.skill_ids.keys());
-        let mut d = Diagnostic::error(Code::UnknownSkill, format!("unknown skill '{id}'"))
-            .at(Some(file.locate(pointer)));
-        if let Some(h) = hint {
-            d = d.hint(h);
-        }
-        self.diagnostics.push(d);
-        None
-    }
+            .flat_map(|s| s.rules.iter().map(|r| r.when.gate())),
+        lists.len(),
+    );
+    let guard_gates = guards
+        .iter()
+        .map(|g| g.drop_when.gate().map(Vec::into_boxed_slice))
+        .collect();
+    let integrations = symbols.integrations_in_order();
+    Some(RuleSet {
+        version: Arc::from(version),
+        files: paths,
+        tools,
+        tool_ids: symbols.tools,
+        skills,
+        skill_ids: symbols.skills,
+        lists,
+        scanner,
+        pre_rules,
+        router,
+        search,
+        pre_index,
+        search_index,
+        guard_gates,
+        guards,
+        guards_by_tool,
+        normalizer,
+        integrations,
+    })
 }

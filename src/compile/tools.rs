@@ -4,19 +4,22 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::conditions::{CondCx, Scope};
-use super::{Compiler, SourceFile};
+use super::extract::{self, ExtractPatterns};
+use super::findings::Findings;
+use super::symbols::{ListsUsed, Symbols};
 use crate::diag::{Code, Diagnostic};
 use crate::rules::RuleFile;
 use crate::ruleset::{SkillDef, ToolDef};
-use crate::text::{EntryError, WordMatcher};
+use crate::source::SourceFile;
+use crate::text::{Normalizer, WordMatcher};
 
-/// Every extraction pattern of `files` (which the tools' pass reads as
-/// `Compiler::extract_patterns`), compiled once each, on every core.
-pub(super) fn extraction_patterns(
-    files: &[(SourceFile, RuleFile)],
-) -> HashMap<&str, Result<regex::Regex, EntryError>> {
-    super::compile_each(
+/// Every extraction pattern of `files` (which [`compile`] reads), compiled once each, on every
+/// core.
+pub(super) fn extraction_patterns(files: &[(SourceFile, RuleFile)]) -> ExtractPatterns<'_> {
+    compile_each(
         files
             .iter()
             .flat_map(|(_, rf)| &rf.tools)
@@ -32,75 +35,114 @@ pub(super) fn extraction_patterns(
     )
 }
 
-impl Compiler<'_> {
-    /// Every skill, in file order.
-    pub(super) fn skills(&mut self) -> Vec<SkillDef> {
-        let files = self.files;
-        let mut skills = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
-        for (_, rf) in files {
-            for s in &rf.skills {
-                if !seen.insert(&s.id) {
-                    continue;
-                }
-                skills.push(SkillDef {
-                    id: Arc::from(s.id.as_str()),
-                    description: s.description.clone(),
-                    badge: Arc::from(s.badge.as_str()),
-                    auto: s.auto,
-                    examples: s.examples.clone(),
-                });
-            }
-        }
-        skills
-    }
+/// Compiles each distinct text once, on every core: compiling patterns is most of a large
+/// pack's compile, and each is independent of the others.
+fn compile_each<'t, T: Send>(
+    texts: impl Iterator<Item = &'t str>,
+    compile: impl Fn(&str) -> T + Sync,
+) -> HashMap<&'t str, T> {
+    let mut texts: Vec<&str> = texts.collect();
+    texts.sort_unstable();
+    texts.dedup();
+    texts.into_par_iter().map(|t| (t, compile(t))).collect()
+}
 
-    /// Every tool, in file order; `None` in place of one whose schema does not compile.
-    pub(super) fn tools(&mut self, norm: &crate::text::Normalizer) -> Vec<ToolDef> {
-        let files = self.files;
-        let mut tools = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
-        for (file, rf) in files {
-            for (i, t) in rf.tools.iter().enumerate() {
-                if !seen.insert(&t.id) {
-                    continue;
-                }
-                if let Some(def) = self.tool(file, i, t, norm) {
-                    tools.push(def);
-                }
+/// Every skill, in file order.
+pub(super) fn skills(files: &[(SourceFile, RuleFile)]) -> Vec<SkillDef> {
+    let mut skills = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (_, rf) in files {
+        for s in &rf.skills {
+            if !seen.insert(&s.id) {
+                continue;
             }
+            skills.push(SkillDef {
+                id: Arc::from(s.id.as_str()),
+                description: s.description.clone(),
+                badge: Arc::from(s.badge.as_str()),
+                auto: s.auto,
+                examples: s.examples.clone(),
+            });
         }
-        tools
     }
+    skills
+}
 
-    fn tool(
-        &mut self,
-        file: &SourceFile,
-        i: usize,
-        t: &crate::rules::Tool,
-        norm: &crate::text::Normalizer,
-    ) -> Option<ToolDef> {
-        let arguments = t.arguments.clone().unwrap_or_else(
-            || serde_json::json!({"type": "object", "additionalProperties": false}),
-        );
-        let p = format!("/tools/{i}/arguments");
-        let validator = match jsonschema::validator_for(&arguments) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                self.error(
-                    Code::BadArgumentSchema,
-                    format!(
-                        "tool '{}': its arguments schema is not a valid JSON Schema: {e}",
-                        t.id
-                    ),
-                    file,
-                    &p,
-                );
-                None
+/// Every tool, in file order, but one whose schema does not compile; their `available_when`
+/// resolved through `symbols` (the lists they mention marked in `used`), their `extract` built
+/// from `patterns` ([`extraction_patterns`]).
+pub(super) fn compile(
+    files: &[(SourceFile, RuleFile)],
+    symbols: &Symbols,
+    norm: &Normalizer,
+    patterns: &ExtractPatterns<'_>,
+    used: &mut ListsUsed,
+    findings: &mut Findings,
+) -> Vec<ToolDef> {
+    let mut tools = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (file, rf) in files {
+        for (i, t) in rf.tools.iter().enumerate() {
+            if !seen.insert(&t.id) {
+                continue;
             }
-        };
-        if t.consequential && !t.confirm {
-            let d = Diagnostic::error(
+            let (arguments, validator) = arguments(file, i, t, findings);
+            let available_when = t.available_when.as_ref().map(|c| {
+                let mut cx = CondCx::new(symbols, used, findings, file, Scope::Request);
+                cx.compile(c, &format!("/tools/{i}/available_when"))
+            });
+            let extract = extract::compile(file, i, t, &arguments, norm, patterns, findings);
+            let Some(validator) = validator else { continue };
+            tools.push(ToolDef {
+                id: Arc::from(t.id.as_str()),
+                description: t.description.clone(),
+                chip: Arc::from(t.chip.as_str()),
+                confirm: t.confirm,
+                arguments,
+                examples: t.examples.clone(),
+                extract,
+                validator,
+                at: file.locate(&format!("/tools/{i}")),
+                available_when_at: available_when
+                    .as_ref()
+                    .map(|_| file.locate(&format!("/tools/{i}/available_when"))),
+                available_when,
+            });
+        }
+    }
+    tools
+}
+
+/// A tool's arguments schema (an object with no properties when it gives none) and its
+/// validator, `None` when the schema does not compile; a consequential tool must confirm.
+fn arguments(
+    file: &SourceFile,
+    i: usize,
+    t: &crate::rules::Tool,
+    findings: &mut Findings,
+) -> (serde_json::Value, Option<jsonschema::Validator>) {
+    let arguments = t
+        .arguments
+        .clone()
+        .unwrap_or_else(|| serde_json::json!({"type": "object", "additionalProperties": false}));
+    let p = format!("/tools/{i}/arguments");
+    let validator = match jsonschema::validator_for(&arguments) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            findings.error(
+                Code::BadArgumentSchema,
+                format!(
+                    "tool '{}': its arguments schema is not a valid JSON Schema: {e}",
+                    t.id
+                ),
+                file,
+                &p,
+            );
+            None
+        }
+    };
+    if t.consequential && !t.confirm {
+        let d = Diagnostic::error(
                 Code::UnconfirmedConsequential,
                 format!(
                     "tool '{}' is marked consequential but does not ask the user to confirm",
@@ -110,73 +152,57 @@ impl Compiler<'_> {
             .at(Some(file.locate(&format!("/tools/{i}/consequential"))))
             .rule(t.id.as_str())
             .hint("add 'confirm: true' to the tool: a consequential action is only prepared, the user confirms it with a button");
-            self.diagnostics.push(d);
-        }
-        let available_when = t.available_when.as_ref().map(|c| {
-            let mut cx = CondCx::new(self, file, Scope::Request);
-            cx.compile(c, &format!("/tools/{i}/available_when"))
-        });
-        let extract = self.extract(file, i, t, &arguments, norm);
-        Some(ToolDef {
-            id: Arc::from(t.id.as_str()),
-            description: t.description.clone(),
-            chip: Arc::from(t.chip.as_str()),
-            confirm: t.confirm,
-            arguments,
-            examples: t.examples.clone(),
-            extract,
-            validator: validator?,
-            at: file.locate(&format!("/tools/{i}")),
-            available_when_at: available_when
-                .as_ref()
-                .map(|_| file.locate(&format!("/tools/{i}/available_when"))),
-            available_when,
-        })
+        findings.push(d);
     }
+    (arguments, validator)
+}
 
-    /// Every tool an integration lists must exist and be offered only while the integration is
-    /// connected: its `available_when` must require `integration: ID` (alone, inside an `all`,
-    /// or in every branch of an `any`).
-    pub(super) fn integrations(&mut self) {
-        let files = self.files;
-        for (file, rf) in files {
-            for (i, g) in rf.integrations.iter().enumerate() {
-                for (j, id) in g.tools.iter().enumerate() {
-                    let p = format!("/integrations/{i}/tools/{j}");
-                    if self.tool_ref(id, file, &p).is_none() {
-                        continue;
-                    }
-                    let tool = files.iter().find_map(|(tf, trf)| {
-                        trf.tools
-                            .iter()
-                            .position(|t| t.id == *id)
-                            .map(|k| (tf, k, &trf.tools[k]))
-                    });
-                    let Some((tf, k, t)) = tool else { continue };
-                    let gated = t
-                        .available_when
-                        .as_ref()
-                        .is_some_and(|c| requires_integration(c, &g.id));
-                    if gated {
-                        continue;
-                    }
-                    let (pointer, hint) = match &t.available_when {
-                        Some(_) => (
-                            format!("/tools/{k}/available_when"),
-                            format!(
-                                "make it hold only with the integration, e.g. available_when: {{all: [{{integration: {}}}, ...]}}",
-                                g.id
-                            ),
+/// Every tool an integration lists must exist and be offered only while the integration is
+/// connected: its `available_when` must require `integration: ID` (alone, inside an `all`,
+/// or in every branch of an `any`).
+pub(super) fn check_integrations(
+    files: &[(SourceFile, RuleFile)],
+    symbols: &Symbols,
+    findings: &mut Findings,
+) {
+    for (file, rf) in files {
+        for (i, g) in rf.integrations.iter().enumerate() {
+            for (j, id) in g.tools.iter().enumerate() {
+                let p = format!("/integrations/{i}/tools/{j}");
+                if symbols.tool(id, file, &p, findings).is_none() {
+                    continue;
+                }
+                let tool = files.iter().find_map(|(tf, trf)| {
+                    trf.tools
+                        .iter()
+                        .position(|t| t.id == *id)
+                        .map(|k| (tf, k, &trf.tools[k]))
+                });
+                let Some((tf, k, t)) = tool else { continue };
+                let gated = t
+                    .available_when
+                    .as_ref()
+                    .is_some_and(|c| requires_integration(c, &g.id));
+                if gated {
+                    continue;
+                }
+                let (pointer, hint) = match &t.available_when {
+                    Some(_) => (
+                        format!("/tools/{k}/available_when"),
+                        format!(
+                            "make it hold only with the integration, e.g. available_when: {{all: [{{integration: {}}}, ...]}}",
+                            g.id
                         ),
-                        None => (
-                            format!("/tools/{k}/id"),
-                            format!(
-                                "add 'available_when: {{integration: {}}}' to the tool",
-                                g.id
-                            ),
+                    ),
+                    None => (
+                        format!("/tools/{k}/id"),
+                        format!(
+                            "add 'available_when: {{integration: {}}}' to the tool",
+                            g.id
                         ),
-                    };
-                    let d = Diagnostic::error(
+                    ),
+                };
+                let d = Diagnostic::error(
                         Code::UngatedIntegrationTool,
                         format!(
                             "tool '{id}' needs integration '{}' (listed at {}:{}) but is offered without it",
@@ -188,8 +214,7 @@ impl Compiler<'_> {
                     .at(Some(tf.locate(&pointer)))
                     .rule(id.as_str())
                     .hint(hint);
-                    self.diagnostics.push(d);
-                }
+                findings.push(d);
             }
         }
     }

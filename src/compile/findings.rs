@@ -1,0 +1,70 @@
+//! Where every pass puts what it finds: one list, handed to each pass as `&mut Findings`, so a
+//! pass's signature says that it reports, and no pass reads another's findings.
+
+use crate::diag::{Code, Diagnostic};
+use crate::source::SourceFile;
+
+/// The findings of the passes, in the order they were found.
+#[derive(Debug, Default)]
+pub(super) struct Findings(Vec<Diagnostic>);
+
+/// How many findings there were at some point (see [`Findings::error_since`]).
+#[derive(Clone, Copy)]
+pub(super) struct Mark(usize);
+
+impl Findings {
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+
+    pub fn extend(&mut self, found: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(found);
+    }
+
+    /// An error at `pointer` of `file`.
+    pub fn error(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
+        self.push(Diagnostic::error(code, message).at(Some(file.locate(pointer))));
+    }
+
+    /// A warning at `pointer` of `file`.
+    pub fn warn(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
+        self.push(Diagnostic::warning(code, message).at(Some(file.locate(pointer))));
+    }
+
+    pub fn mark(&self) -> Mark {
+        Mark(self.0.len())
+    }
+
+    /// Whether an error was found after `mark` was taken.
+    pub fn error_since(&self, mark: Mark) -> bool {
+        self.0[mark.0..].iter().any(Diagnostic::is_error)
+    }
+
+    pub fn has_error(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    /// Every finding, by file, line and column (those of one place in the order found;
+    /// findings without a place first).
+    pub fn into_sorted(mut self) -> Vec<Diagnostic> {
+        self.0.sort_by_key(|d| {
+            d.location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.line, l.column))
+        });
+        self.0
+    }
+}
+
+/// Finds the closest known id, for "did you mean …?" hints.
+pub(crate) fn did_you_mean<'k>(
+    wrong: &str,
+    known: impl IntoIterator<Item = &'k String>,
+) -> Option<String> {
+    known
+        .into_iter()
+        .map(|k| (strsim::levenshtein(wrong, k), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| format!("did you mean '{k}'?"))
+}
