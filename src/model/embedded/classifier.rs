@@ -6,8 +6,9 @@
 //! buffers are per thread) and hashes each feature once: features are FNV-1a hashes of the
 //! n-gram's characters, resolved to dense ids through an open-addressing table built at
 //! training time (the hash is the key, so looking one up is a multiply and a probe or two, no
-//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class;
-//! the best class and the runner-up are tracked, never sorted.
+//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class,
+//! sixteen classes at a time (in AVX2 steps where the processor has them); the best class and
+//! the runner-up are tracked, never sorted.
 
 use std::collections::HashMap;
 
@@ -71,6 +72,8 @@ struct Scratch {
     padded: Vec<char>,
     known: Vec<u32>,
     unseen: Vec<u64>,
+    /// Each known feature's row and the number it is multiplied by.
+    terms: Vec<(usize, f32)>,
     logits: Vec<f32>,
 }
 
@@ -238,6 +241,7 @@ impl Classifier {
             padded,
             known,
             unseen,
+            terms,
             ..
         } = s;
         hashes.clear();
@@ -258,22 +262,62 @@ impl Classifier {
             norm += (sublinear(run.len()) * self.unseen_idf).powi(2);
         }
         let stride = self.stride;
-        let out = &mut out[..stride];
-        out.fill(0.0);
+        terms.clear();
         for run in known.chunk_by(|a, b| a == b) {
             let f = run[0] as usize;
             let v = sublinear(run.len()) * self.idf[f];
             norm += v * v;
-            let vs = v * self.scales[f];
-            let row = &self.rows[f * stride..][..stride];
-            for (o, &q) in out.iter_mut().zip(row) {
-                *o += f32::from(q) * vs;
-            }
+            terms.push((f * stride, v * self.scales[f]));
         }
+        let out = &mut out[..stride];
+        add_rows(&self.rows, terms, out);
         let inv = if norm > 0.0 { 1.0 / norm.sqrt() } else { 0.0 };
         for (c, o) in out[..self.classes].iter_mut().enumerate() {
             *o = *o * inv + self.bias[c] + bias.get(c).copied().unwrap_or(0.0);
         }
+    }
+}
+
+/// Classes added up a block at a time (see [`add_rows_in_blocks`]).
+const BLOCK: usize = 16;
+
+/// `out[c]` = the sum over `terms` of `rows[at + c] * times`, feature after feature in the
+/// order given (the same float additions in the same order on every processor). With AVX2's
+/// eight-lane steps that widen bytes to floats in one instruction when the processor has them
+/// (checked once and cached by the standard library), the baseline's steps otherwise: the
+/// widening is most of the hot path's instructions.
+fn add_rows(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        unsafe { add_rows_avx2(rows, terms, out) };
+        return;
+    }
+    add_rows_in_blocks(rows, terms, out);
+}
+
+/// [`add_rows_in_blocks`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_rows_avx2(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
+    add_rows_in_blocks(rows, terms, out);
+}
+
+/// [`add_rows`], a block of classes at a time: the block's sums stay in registers while every
+/// feature's bytes for it are added (`out.len()` is a multiple of [`BLOCK`], as `stride` is).
+#[inline(always)]
+fn add_rows_in_blocks(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
+    for (b, sums) in out.chunks_exact_mut(BLOCK).enumerate() {
+        let mut acc = [0.0f32; BLOCK];
+        for &(at, times) in terms {
+            let Some(row) = rows.get(at + b * BLOCK..at + (b + 1) * BLOCK) else {
+                continue;
+            };
+            for (a, &q) in acc.iter_mut().zip(row) {
+                *a += f32::from(q) * times;
+            }
+        }
+        sums.copy_from_slice(&acc);
     }
 }
 
