@@ -137,21 +137,16 @@ impl Classifier {
     fn quantize(&mut self) {
         let classes = self.classes.max(1);
         let features = self.weights.len() / classes;
-        let stride = self.stride;
-        self.rows = vec![0; features * stride];
+        self.rows = vec![0; features * self.stride];
         self.scales = vec![0.0; features];
-        for f in 0..features {
-            let row = &self.weights[f * classes..][..classes];
-            let max = row.iter().fold(0.0f32, |m, w| m.max(w.abs()));
-            if max == 0.0 {
-                continue;
-            }
-            let scale = max / 127.0;
-            self.scales[f] = scale;
-            for (q, w) in self.rows[f * stride..][..classes].iter_mut().zip(row) {
-                *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
-            }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            unsafe { quantize_avx2(self, classes) };
+            self.weights = Vec::new();
+            return;
         }
+        quantize_rows(self, classes);
         self.weights = Vec::new();
     }
 
@@ -278,6 +273,32 @@ impl Classifier {
     }
 }
 
+/// [`quantize_rows`] compiled for AVX2, where rounding is a few vector steps instead of a call
+/// of `roundf` for each weight (the same rounding: half away from zero).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn quantize_avx2(model: &mut Classifier, classes: usize) {
+    quantize_rows(model, classes);
+}
+
+/// Each feature's weights as bytes times its scale, into `rows` and `scales` (already sized).
+#[inline(always)]
+fn quantize_rows(model: &mut Classifier, classes: usize) {
+    let stride = model.stride;
+    for (f, scale_of) in model.scales.iter_mut().enumerate() {
+        let row = &model.weights[f * classes..][..classes];
+        let max = row.iter().fold(0.0f32, |m, w| m.max(w.abs()));
+        if max == 0.0 {
+            continue;
+        }
+        let scale = max / 127.0;
+        *scale_of = scale;
+        for (q, w) in model.rows[f * stride..][..classes].iter_mut().zip(row) {
+            *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
+        }
+    }
+}
+
 /// Classes added up a block at a time (see [`add_rows_in_blocks`]).
 const BLOCK: usize = 16;
 
@@ -358,6 +379,37 @@ fn sgd(
     vectors: &[Vec<(usize, f32)>],
     training: Training,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        unsafe { sgd_avx2(model, examples, vectors, training) };
+        return;
+    }
+    sgd_steps(model, examples, vectors, training);
+}
+
+/// [`sgd_steps`] compiled for AVX2: the row loops take eight classes a step instead of four.
+/// No fused multiply-add (a separate feature, not enabled), so every weight is what the
+/// baseline's steps make of it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sgd_avx2(
+    model: &mut Classifier,
+    examples: &[(usize, &str)],
+    vectors: &[Vec<(usize, f32)>],
+    training: Training,
+) {
+    sgd_steps(model, examples, vectors, training);
+}
+
+/// [`sgd`]'s body.
+#[inline(always)]
+fn sgd_steps(
+    model: &mut Classifier,
+    examples: &[(usize, &str)],
+    vectors: &[Vec<(usize, f32)>],
+    training: Training,
+) {
     let classes = model.classes;
     // One training point per distinct text: a text given to several classes is one point whose
     // target is shared among them, so those classes get the same updates and stay tied (the
@@ -395,7 +447,9 @@ fn sgd(
     let mut sum_weights = vec![0.0f32; model.weights.len()];
     let mut sum_bias = vec![0.0f32; classes];
     let mut averaged = 0u32;
-    // Plain index loops: this runs in unoptimised test builds too.
+    // The scores walk whole rows in step with `logits` (zipped, not indexed), so the optimiser
+    // makes vector steps of them: training is in the start-up of every process that routes.
+    // The update touches only the classes that move, usually a few.
     for epoch in 0..training.epochs {
         let salt = mix(epoch as u64 + 1);
         order.sort_unstable_by_key(|&p| (mix(keys[p] ^ salt), p));
@@ -409,9 +463,9 @@ fn sgd(
             }
             logits.copy_from_slice(&model.bias);
             for &(f, v) in x {
-                let row = &model.weights[f * classes..(f + 1) * classes];
-                for c in 0..classes {
-                    logits[c] += row[c] * v;
+                let row = &model.weights[f * classes..][..classes];
+                for (z, w) in logits.iter_mut().zip(row) {
+                    *z += w * v;
                 }
             }
             softmax(&mut logits, &all);
