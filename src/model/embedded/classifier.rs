@@ -7,11 +7,12 @@
 //! n-gram's characters, resolved to dense ids through an open-addressing table built at
 //! training time (the hash is the key, so looking one up is a multiply and a probe or two, no
 //! `HashMap` hashing). The dot product walks the known features' rows of one byte per class,
-//! sixteen classes at a time (in AVX2 steps where the processor has them); the best class and
-//! the runner-up are tracked, never sorted.
+//! all at once or sixteen at a time (`rows.rs`, in AVX2 steps where the processor has them);
+//! the best class and the runner-up are tracked, never sorted.
 
 use std::collections::HashMap;
 
+use super::rows;
 use super::top::{Top, best_two};
 use crate::text::{Normalizer, is_alphanumeric};
 
@@ -139,14 +140,13 @@ impl Classifier {
         let features = self.weights.len() / classes;
         self.rows = vec![0; features * self.stride];
         self.scales = vec![0.0; features];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above.
-            unsafe { quantize_avx2(self, classes) };
-            self.weights = Vec::new();
-            return;
-        }
-        quantize_rows(self, classes);
+        rows::quantize(
+            &self.weights,
+            classes,
+            self.stride,
+            &mut self.rows,
+            &mut self.scales,
+        );
         self.weights = Vec::new();
     }
 
@@ -265,103 +265,11 @@ impl Classifier {
             terms.push((f * stride, v * self.scales[f]));
         }
         let out = &mut out[..stride];
-        add_rows(&self.rows, terms, out);
+        rows::add_rows(&self.rows, terms, out);
         let inv = if norm > 0.0 { 1.0 / norm.sqrt() } else { 0.0 };
         for (c, o) in out[..self.classes].iter_mut().enumerate() {
             *o = *o * inv + self.bias[c] + bias.get(c).copied().unwrap_or(0.0);
         }
-    }
-}
-
-/// [`quantize_rows`] compiled for AVX2, where rounding is a few vector steps instead of a call
-/// of `roundf` for each weight (the same rounding: half away from zero).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn quantize_avx2(model: &mut Classifier, classes: usize) {
-    quantize_rows(model, classes);
-}
-
-/// Each feature's weights as bytes times its scale, into `rows` and `scales` (already sized).
-#[inline(always)]
-fn quantize_rows(model: &mut Classifier, classes: usize) {
-    let stride = model.stride;
-    for (f, scale_of) in model.scales.iter_mut().enumerate() {
-        let row = &model.weights[f * classes..][..classes];
-        let max = row.iter().fold(0.0f32, |m, w| m.max(w.abs()));
-        if max == 0.0 {
-            continue;
-        }
-        let scale = max / 127.0;
-        *scale_of = scale;
-        for (q, w) in model.rows[f * stride..][..classes].iter_mut().zip(row) {
-            *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
-        }
-    }
-}
-
-/// Classes added up a block at a time (see [`add_rows_in_blocks`]).
-const BLOCK: usize = 16;
-
-/// `out[c]` = the sum over `terms` of `rows[at + c] * times`, feature after feature in the
-/// order given (the same float additions in the same order on every processor). With AVX2's
-/// eight-lane steps that widen bytes to floats in one instruction when the processor has them
-/// (checked once and cached by the standard library), the baseline's steps otherwise: the
-/// widening is most of the hot path's instructions.
-fn add_rows(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2, checked just above.
-        unsafe { add_rows_avx2(rows, terms, out) };
-        return;
-    }
-    add_rows_in_blocks(rows, terms, out);
-}
-
-/// [`add_rows`] compiled for AVX2: up to 64 classes (eight of its sixteen registers) summed
-/// all at once, a feature's row in one pass; more, a block at a time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn add_rows_avx2(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
-    match out.len() {
-        16 => add_rows_at_once::<16>(rows, terms, out),
-        32 => add_rows_at_once::<32>(rows, terms, out),
-        48 => add_rows_at_once::<48>(rows, terms, out),
-        64 => add_rows_at_once::<64>(rows, terms, out),
-        _ => add_rows_in_blocks(rows, terms, out),
-    }
-}
-
-/// [`add_rows`] for `W` classes, all of them held in registers while the rows are added.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn add_rows_at_once<const W: usize>(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
-    let mut acc = [0.0f32; W];
-    for &(at, times) in terms {
-        let Some(row) = rows.get(at..at + W) else {
-            continue;
-        };
-        for (a, &q) in acc.iter_mut().zip(row) {
-            *a += f32::from(q) * times;
-        }
-    }
-    out.copy_from_slice(&acc);
-}
-
-/// [`add_rows`], a block of classes at a time: the block's sums stay in registers while every
-/// feature's bytes for it are added (`out.len()` is a multiple of [`BLOCK`], as `stride` is).
-#[inline(always)]
-fn add_rows_in_blocks(rows: &[i8], terms: &[(usize, f32)], out: &mut [f32]) {
-    for (b, sums) in out.chunks_exact_mut(BLOCK).enumerate() {
-        let mut acc = [0.0f32; BLOCK];
-        for &(at, times) in terms {
-            let Some(row) = rows.get(at + b * BLOCK..at + (b + 1) * BLOCK) else {
-                continue;
-            };
-            for (a, &q) in acc.iter_mut().zip(row) {
-                *a += f32::from(q) * times;
-            }
-        }
-        sums.copy_from_slice(&acc);
     }
 }
 
