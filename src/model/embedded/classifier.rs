@@ -6,11 +6,13 @@
 //! buffers are per thread) and hashes each feature once: features are FNV-1a hashes of the
 //! n-gram's characters, resolved to dense ids through an open-addressing table built at
 //! training time (the hash is the key, so looking one up is a multiply and a probe or two, no
-//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class;
+//! `HashMap` hashing). The dot product walks the known features' rows of one byte per class,
+//! all at once or sixteen at a time (`rows.rs`, in AVX2 steps where the processor has them);
 //! the best class and the runner-up are tracked, never sorted.
 
 use std::collections::HashMap;
 
+use super::rows;
 use super::top::{Top, best_two};
 use crate::text::{Normalizer, is_alphanumeric};
 
@@ -71,6 +73,8 @@ struct Scratch {
     padded: Vec<char>,
     known: Vec<u32>,
     unseen: Vec<u64>,
+    /// Each known feature's row and the number it is multiplied by.
+    terms: Vec<(usize, f32)>,
     logits: Vec<f32>,
 }
 
@@ -134,21 +138,15 @@ impl Classifier {
     fn quantize(&mut self) {
         let classes = self.classes.max(1);
         let features = self.weights.len() / classes;
-        let stride = self.stride;
-        self.rows = vec![0; features * stride];
+        self.rows = vec![0; features * self.stride];
         self.scales = vec![0.0; features];
-        for f in 0..features {
-            let row = &self.weights[f * classes..][..classes];
-            let max = row.iter().fold(0.0f32, |m, w| m.max(w.abs()));
-            if max == 0.0 {
-                continue;
-            }
-            let scale = max / 127.0;
-            self.scales[f] = scale;
-            for (q, w) in self.rows[f * stride..][..classes].iter_mut().zip(row) {
-                *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
-            }
-        }
+        rows::quantize(
+            &self.weights,
+            classes,
+            self.stride,
+            &mut self.rows,
+            &mut self.scales,
+        );
         self.weights = Vec::new();
     }
 
@@ -238,6 +236,7 @@ impl Classifier {
             padded,
             known,
             unseen,
+            terms,
             ..
         } = s;
         hashes.clear();
@@ -258,18 +257,15 @@ impl Classifier {
             norm += (sublinear(run.len()) * self.unseen_idf).powi(2);
         }
         let stride = self.stride;
-        let out = &mut out[..stride];
-        out.fill(0.0);
+        terms.clear();
         for run in known.chunk_by(|a, b| a == b) {
             let f = run[0] as usize;
             let v = sublinear(run.len()) * self.idf[f];
             norm += v * v;
-            let vs = v * self.scales[f];
-            let row = &self.rows[f * stride..][..stride];
-            for (o, &q) in out.iter_mut().zip(row) {
-                *o += f32::from(q) * vs;
-            }
+            terms.push((f * stride, v * self.scales[f]));
         }
+        let out = &mut out[..stride];
+        rows::add_rows(&self.rows, terms, out);
         let inv = if norm > 0.0 { 1.0 / norm.sqrt() } else { 0.0 };
         for (c, o) in out[..self.classes].iter_mut().enumerate() {
             *o = *o * inv + self.bias[c] + bias.get(c).copied().unwrap_or(0.0);
@@ -314,6 +310,37 @@ fn sgd(
     vectors: &[Vec<(usize, f32)>],
     training: Training,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        unsafe { sgd_avx2(model, examples, vectors, training) };
+        return;
+    }
+    sgd_steps(model, examples, vectors, training);
+}
+
+/// [`sgd_steps`] compiled for AVX2: the row loops take eight classes a step instead of four.
+/// No fused multiply-add (a separate feature, not enabled), so every weight is what the
+/// baseline's steps make of it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sgd_avx2(
+    model: &mut Classifier,
+    examples: &[(usize, &str)],
+    vectors: &[Vec<(usize, f32)>],
+    training: Training,
+) {
+    sgd_steps(model, examples, vectors, training);
+}
+
+/// [`sgd`]'s body.
+#[inline(always)]
+fn sgd_steps(
+    model: &mut Classifier,
+    examples: &[(usize, &str)],
+    vectors: &[Vec<(usize, f32)>],
+    training: Training,
+) {
     let classes = model.classes;
     // One training point per distinct text: a text given to several classes is one point whose
     // target is shared among them, so those classes get the same updates and stay tied (the
@@ -351,7 +378,9 @@ fn sgd(
     let mut sum_weights = vec![0.0f32; model.weights.len()];
     let mut sum_bias = vec![0.0f32; classes];
     let mut averaged = 0u32;
-    // Plain index loops: this runs in unoptimised test builds too.
+    // The scores walk whole rows in step with `logits` (zipped, not indexed), so the optimiser
+    // makes vector steps of them: training is in the start-up of every process that routes.
+    // The update touches only the classes that move, usually a few.
     for epoch in 0..training.epochs {
         let salt = mix(epoch as u64 + 1);
         order.sort_unstable_by_key(|&p| (mix(keys[p] ^ salt), p));
@@ -365,9 +394,9 @@ fn sgd(
             }
             logits.copy_from_slice(&model.bias);
             for &(f, v) in x {
-                let row = &model.weights[f * classes..(f + 1) * classes];
-                for c in 0..classes {
-                    logits[c] += row[c] * v;
+                let row = &model.weights[f * classes..][..classes];
+                for (z, w) in logits.iter_mut().zip(row) {
+                    *z += w * v;
                 }
             }
             softmax(&mut logits, &all);

@@ -30,6 +30,7 @@ pub mod calibrate;
 mod classifier;
 mod frames;
 mod route;
+mod rows;
 mod top;
 
 use std::sync::{Arc, Mutex, OnceLock};
