@@ -32,38 +32,39 @@ pub enum Format {
     Github,
 }
 
-/// The texts of the files findings point into, as the loader read them (`compile::Loaded`'s
-/// and `testing::Cases`'s `texts`): a finding's source line is printed from what was checked, never from a
-/// second read of the file, which may have changed since (or be a pipe, a link out of the
-/// folder, or too big). A finding about a file not given prints without a source line.
+/// The texts of the files findings point into, borrowed from what the loader read
+/// (`compile::Loaded`'s and `testing::Cases`'s `texts`): a finding's source line is printed
+/// from what was checked, never from a second read of the file, which may have changed since
+/// (or be a pipe, a link out of the folder, or too big), and never from a copy. A finding about
+/// a file not given prints without a source line.
 #[derive(Debug, Default)]
-pub struct Sources {
-    files: HashMap<PathBuf, String>,
+pub struct Sources<'a> {
+    files: HashMap<&'a Path, &'a str>,
 }
 
-impl Sources {
+impl<'a> Sources<'a> {
     /// No texts: findings print without source lines.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The texts of these (path, text) pairs.
-    pub fn of<'a>(texts: impl IntoIterator<Item = &'a (PathBuf, String)>) -> Self {
+    pub fn of(texts: impl IntoIterator<Item = &'a (PathBuf, String)>) -> Self {
         let mut sources = Self::new();
         for (path, text) in texts {
-            sources.insert(path.clone(), text.clone());
+            sources.insert(path, text);
         }
         sources
     }
 
     /// Supplies a file's text.
-    pub fn insert(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
-        self.files.insert(path.into(), text.into());
+    pub fn insert(&mut self, path: &'a (impl AsRef<Path> + ?Sized), text: &'a str) {
+        self.files.insert(path.as_ref(), text);
     }
 
     /// Line `line` (from 1) of `path`, without its line break.
-    pub fn line(&self, path: &Path, line: usize) -> Option<&str> {
-        let text = self.files.get(path)?;
+    pub fn line(&self, path: &Path, line: usize) -> Option<&'a str> {
+        let text = *self.files.get(path)?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if line == 0 {
             return None;
@@ -78,7 +79,7 @@ impl Sources {
 
 /// Renders one finding in `format`. Human output may span several lines; JSON and GitHub
 /// output is one line. No trailing newline.
-pub fn render(d: &Diagnostic, format: Format, sources: &Sources) -> String {
+pub fn render(d: &Diagnostic, format: Format, sources: &Sources<'_>) -> String {
     match format {
         Format::Human => human(d, sources),
         Format::Json => json_line(d),
@@ -111,7 +112,7 @@ pub fn headline(d: &Diagnostic) -> String {
 ///   |             ^^^^^^^^^^^^^
 ///   = hint: did you mean 'shop_search'?
 /// ```
-pub fn human(d: &Diagnostic, sources: &Sources) -> String {
+pub fn human(d: &Diagnostic, sources: &Sources<'_>) -> String {
     let mut out = headline(d);
     let snippet = d.location.as_ref().and_then(|loc| {
         let line = sources.line(&loc.file, loc.line)?;

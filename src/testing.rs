@@ -15,7 +15,7 @@ use crate::model::scripted::ScriptedModel;
 use crate::rules::testcase::{Case, Expect, TestFile};
 use crate::ruleset::RuleSet;
 use crate::source::check::SchemaCheck;
-use crate::source::{load, yaml as source};
+use crate::source::{self, load};
 
 /// A case read from a file, with where it is.
 #[derive(Debug, Clone)]
@@ -65,7 +65,7 @@ const EXPECT_KEYS: &[&str] = &[
 
 /// The test files of a rules directory: `DIR/tests/**/*.yaml`, in path order.
 pub fn test_files(rules_dir: &Path) -> Vec<PathBuf> {
-    crate::source::load::test_files(rules_dir)
+    load::test_files(rules_dir)
 }
 
 /// The cases read from test files, and what could not run.
@@ -111,8 +111,8 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
         };
         texts.push((path.clone(), text));
         let text = &texts[texts.len() - 1].1;
-        let limits = crate::source::Limits::default();
-        let (value, spans) = match crate::source::parse_checked(path, text, check, &limits) {
+        let limits = source::Limits::default();
+        let (value, spans) = match source::parse_checked(path, text, check, &limits) {
             Ok(v) => v,
             Err(found) => {
                 diagnostics.extend(found);
@@ -123,7 +123,7 @@ pub fn load_cases(rs: &RuleSet, files: &[PathBuf]) -> Cases {
         let file: TestFile = match serde_path_to_error::deserialize(value) {
             Ok(f) => f,
             Err(e) => {
-                diagnostics.push(crate::source::not_the_format(path, text, &spans, &e));
+                diagnostics.push(source::not_the_format(path, text, &spans, &e));
                 not_run += cases_in(text);
                 continue;
             }

@@ -40,7 +40,7 @@ pub fn run(mut args: Args) -> ExitCode {
         args.files.clear();
     }
     let loaded = compile::load_dir_with(&args.rules, &args.limits.limits());
-    let mut sources = Sources::of(&loaded.texts);
+    let sources = Sources::of(&loaded.texts);
     for d in &loaded.diagnostics {
         eprintln!("{}", report::human(d, &sources));
     }
@@ -64,9 +64,7 @@ pub fn run(mut args: Args) -> ExitCode {
         not_run,
         texts,
     } = testing::load_cases(rs, &files);
-    for (path, text) in texts {
-        sources.insert(path, text);
-    }
+    let sources = Sources::of(&texts);
     for d in &diagnostics {
         eprintln!("{}", report::human(d, &sources));
     }

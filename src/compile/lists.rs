@@ -12,7 +12,7 @@ use super::symbols::{ListsUsed, Symbols};
 use crate::diag::{Code, Diagnostic, Location};
 use crate::rules::{RuleFile, Typos, WordList};
 use crate::ruleset::ListDef;
-use crate::source::{SourceFile, yaml as source};
+use crate::source::{self, SourceFile};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
     Scanner, Transliteration, WordMatcher,

@@ -12,9 +12,9 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
+use super::yaml::{self, Limits, SpanMap, escape};
 use crate::diag::{Code, Diagnostic, Location};
 use crate::rules::schema;
-use crate::source::yaml::{self as source, Limits, SpanMap, escape};
 
 /// A compiled schema, built once and used for every file of its kind.
 pub struct SchemaCheck {
@@ -124,7 +124,7 @@ pub(crate) fn parse_checked(
     check: &SchemaCheck,
     limits: &Limits,
 ) -> Result<(Value, SpanMap), Vec<Diagnostic>> {
-    checked(path, source::parse_yaml_limited(path, text, limits), check)
+    checked(path, yaml::parse_yaml_limited(path, text, limits), check)
 }
 
 /// [`parse_checked`] once the YAML is parsed.
@@ -441,13 +441,13 @@ impl<'a> Explain<'a> {
 
     /// The value at `inst` (or its nearest located ancestor), as a span.
     fn value_at(&self, inst: &str) -> Location {
-        source::locate(self.path, self.spans, inst)
+        yaml::locate(self.path, self.spans, inst)
     }
 
     /// The key of `member`, else the value at `fallback`.
     fn key_at(&self, member: &str, fallback: &str) -> Location {
         if self.spans.key(member).is_some() {
-            source::locate_key(self.path, self.spans, member)
+            yaml::locate_key(self.path, self.spans, member)
         } else {
             self.value_at(fallback)
         }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::yaml::{self as source, Limits};
+use super::yaml::{self, Limits};
 use crate::diag::{Code, Diagnostic, Location};
 
 /// What reading a directory gave: the texts of the rule files, the problems met, and the digest
@@ -156,7 +156,7 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error(Code::Unreadable, format!("cannot read this file: {e}")).at(at_start(path))
 }
 
-/// Reads a file as text within the default [`Limits`] (see [`source::text_of`]).
+/// Reads a file as text within the default [`Limits`] (see [`yaml::text_of`]).
 pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
     read_file(path, &Limits::default()).0
 }
@@ -198,7 +198,7 @@ pub fn read_file(path: &Path, limits: &Limits) -> (Result<String, Diagnostic>, u
     if read > limits.max_file_bytes {
         return (Err(too_large(read)), read);
     }
-    (source::text_of(path, bytes), read)
+    (yaml::text_of(path, bytes), read)
 }
 
 /// Reads every rule file of `dir` within `limits`.

@@ -22,7 +22,7 @@ use crate::rules::RuleFile;
 pub(crate) use check::parse_checked;
 use check::{SchemaCheck, checked};
 pub use load::{ReadDir, read_dir, rule_files, test_files};
-pub use yaml::{Limits, SpanMap};
+pub use yaml::{Limits, SpanMap, escape, locate, locate_key};
 
 /// One parsed rule file with what is needed to point back into it.
 #[derive(Debug)]
