@@ -26,6 +26,33 @@ impl Findings {
         self.push(Diagnostic::error(code, message).at(Some(file.locate(pointer))));
     }
 
+    /// The one file that writes the section `name` (found by `section`) and the section, or
+    /// `None` when no file does; each further file that writes it is a `duplicate-section`
+    /// error at its key.
+    pub fn single_section<'f, T>(
+        &mut self,
+        files: &'f [(SourceFile, crate::rules::RuleFile)],
+        name: &str,
+        section: impl Fn(&'f crate::rules::RuleFile) -> Option<&'f T>,
+    ) -> Option<(&'f SourceFile, &'f T)> {
+        let mut found = files
+            .iter()
+            .filter_map(|(f, rf)| section(rf).map(|s| (f, s)));
+        let first = found.next()?;
+        for (again, _) in found {
+            let d = Diagnostic::error(
+                Code::DuplicateSection,
+                format!("'{name}' is already defined in {}", first.0.path.display()),
+            )
+            .at(Some(again.locate_key(&format!("/{name}"))))
+            .hint(format!(
+                "a rules directory has one '{name}' section; merge the two"
+            ));
+            self.push(d);
+        }
+        Some(first)
+    }
+
     /// A warning at `pointer` of `file`.
     pub fn warn(&mut self, code: Code, message: String, file: &SourceFile, pointer: &str) {
         self.push(Diagnostic::warning(code, message).at(Some(file.locate(pointer))));

@@ -125,21 +125,10 @@ pub(super) fn unused(
 
 /// The `matching` section: at most one, folds of one character to one character.
 pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findings) -> Normalizer {
-    let mut found = files
-        .iter()
-        .filter_map(|(f, rf)| rf.matching.as_ref().map(|m| (f, m)));
-    let Some((file, m)) = found.next() else {
+    let Some((file, m)) = findings.single_section(files, "matching", |rf| rf.matching.as_ref())
+    else {
         return Normalizer::default();
     };
-    for (f2, _) in found {
-        let d = Diagnostic::error(
-            Code::DuplicateSection,
-            format!("'matching' is already defined in {}", file.path.display()),
-        )
-        .at(Some(f2.locate_key("/matching")))
-        .hint("a rules directory has one 'matching' section; merge the two");
-        findings.push(d);
-    }
     let folds = char_pairs(file, "folds", &m.folds, true, findings);
     let look_alikes = char_pairs(file, "look_alikes", &m.look_alikes, false, findings);
     let transliterate = m.transliterate.as_ref().map(|t| Transliteration {

@@ -34,25 +34,13 @@ pub(super) fn compile(
     used: &mut ListsUsed,
     findings: &mut Findings,
 ) -> Option<RouterDef> {
-    let mut found = files
-        .iter()
-        .filter_map(|(f, rf)| rf.router.as_ref().map(|r| (f, r)));
-    let Some((file, r)) = found.next() else {
+    let Some((file, r)) = findings.single_section(files, "router", |rf| rf.router.as_ref()) else {
         findings.push(Diagnostic::error(
             Code::MissingRouter,
             "no rule file has a 'router' section; one is required",
         ));
         return None;
     };
-    for (f2, _) in found {
-        let d = Diagnostic::error(
-            Code::DuplicateSection,
-            format!("'router' is already defined in {}", file.path.display()),
-        )
-        .at(Some(f2.locate_key("/router")))
-        .hint("a rules directory has one 'router' section; merge the two");
-        findings.push(d);
-    }
     let skill_tool_idx = symbols.tool(&r.skill_tool, file, "/router/skill_tool", findings)?;
     // The skill tool's schema must list exactly the auto skills and the leave value (B9).
     let tool = files

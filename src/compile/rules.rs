@@ -24,19 +24,7 @@ pub(super) fn search(
     used: &mut ListsUsed,
     findings: &mut Findings,
 ) -> Option<SearchDef> {
-    let mut found = files
-        .iter()
-        .filter_map(|(f, rf)| rf.search.as_ref().map(|s| (f, s)));
-    let (file, s) = found.next()?;
-    for (f2, _) in found {
-        let d = Diagnostic::error(
-            Code::DuplicateSection,
-            format!("'search' is already defined in {}", file.path.display()),
-        )
-        .at(Some(f2.locate_key("/search")))
-        .hint("a rules directory has one 'search' section; merge the two");
-        findings.push(d);
-    }
+    let (file, s) = findings.single_section(files, "search", |rf| rf.search.as_ref())?;
     let tool = symbols.tool(&s.tool, file, "/search/tool", findings);
     let mut cx = CondCx::new(symbols, used, findings, file, Scope::Request);
     let off_when = s
