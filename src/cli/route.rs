@@ -26,7 +26,7 @@ pub struct Args {
     jobs: Option<u16>,
     /// Largest request read, in bytes: the whole of stdin, or one --jsonl line (a longer line
     /// gets an error object on its line, and the run goes on).
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BYTES", default_value_t = Jsonl::MAX_LINE_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
     max_request_bytes: u64,
     /// Longest message in characters; a longer one is refused as `serve` refuses it (its line
     /// gets an error object with --jsonl).

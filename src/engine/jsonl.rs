@@ -63,6 +63,9 @@ pub enum JsonlError {
 }
 
 impl<'a> Jsonl<'a> {
+    /// The longest line by default, in bytes (`route --max-request-bytes`' default).
+    pub const MAX_LINE_BYTES: u64 = 1 << 20;
+
     /// Settings for `rs` and `model` with the default limits.
     pub fn new(
         rs: &'a RuleSet,
@@ -74,7 +77,7 @@ impl<'a> Jsonl<'a> {
             model,
             rt,
             limits: Limits::DEFAULT,
-            max_line_bytes: 1 << 20,
+            max_line_bytes: Self::MAX_LINE_BYTES,
             bytes_a_line: AtomicUsize::new(512),
         }
     }
