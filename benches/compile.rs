@@ -2,6 +2,10 @@
 //! pays): the shipped pack and the pack grown 10× and 100× (`genpack`).
 //! `cargo bench --bench compile`.
 
+/// The allocator the `turnout` binary uses (`src/main.rs`): the figures are the service's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "genpack/mod.rs"]
 mod genpack;
 

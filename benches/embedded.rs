@@ -2,6 +2,10 @@
 //! trains it: a ~60-character message, every tool offered. The target is under 10 µs.
 //! `cargo bench --bench embedded`.
 
+/// The allocator the `turnout` binary uses (`src/main.rs`): the figures are the service's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::path::Path;
 

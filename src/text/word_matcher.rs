@@ -41,8 +41,14 @@ impl WordMatcher {
 
     /// Every entry found in `text` (normalised), in no particular order: one pass, where
     /// calling [`find`](Self::find) again on what is left would scan once per hit.
-    pub fn each_hit(&self, text: &str, mut f: impl FnMut(Hit)) {
-        for h in self.scanner.find_all(text, &super::word_spans(text)).hits {
+    pub fn each_hit(&self, text: &str, f: impl FnMut(Hit)) {
+        self.each_hit_in(text, &super::word_spans(text), f);
+    }
+
+    /// [`each_hit`](Self::each_hit) with `text`'s word spans ([`super::word_spans`]) already
+    /// found: several matchers over one message share them.
+    pub(crate) fn each_hit_in(&self, text: &str, spans: &[(u32, u32)], mut f: impl FnMut(Hit)) {
+        for h in self.scanner.find_all(text, spans).hits {
             f(h.hit);
         }
     }

@@ -67,15 +67,28 @@ pub(super) fn each_word_start(text: &str, mut f: impl FnMut(usize) -> bool) -> b
     false
 }
 
-/// The byte span (start, end) of every word of `text`, in order.
+/// The byte span (start, end) of every word of `text`, in order: one walk over the characters
+/// (finding each start and then measuring its word read every word twice).
 pub(crate) fn word_spans(text: &str) -> Vec<(u32, u32)> {
+    let table = word_table();
+    let at = |k: usize| u32::try_from(k).unwrap_or(u32::MAX);
     let mut spans = Vec::new();
-    each_word_start(text, |i| {
-        let end = i + word_len(&text[i..]);
-        let at = |k: usize| u32::try_from(k).unwrap_or(u32::MAX);
-        spans.push((at(i), at(end)));
-        false
-    });
+    let mut start = None;
+    let mut i = 0;
+    while let Some((word, len)) = char_at(table, text, i) {
+        match (word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                spans.push((at(s), at(i)));
+                start = None;
+            }
+            _ => {}
+        }
+        i += len;
+    }
+    if let Some(s) = start {
+        spans.push((at(s), at(i)));
+    }
     spans
 }
 
@@ -104,6 +117,18 @@ pub(super) fn is_separator(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn word_spans_are_the_runs_of_word_characters() {
+        let text = "«Привет», world_2 -- ёж!";
+        let words: Vec<&str> = super::word_spans(text)
+            .iter()
+            .map(|&(s, e)| &text[s as usize..e as usize])
+            .collect();
+        assert_eq!(words, ["Привет", "world_2", "ёж"]);
+        assert!(super::word_spans(" ,. ").is_empty());
+        assert_eq!(super::word_spans("слово"), [(0, 10)]);
+    }
+
     #[test]
     fn the_tabled_alphanumeric_test_is_the_standard_one() {
         // Every code point below and well past the table's end, and the word character that is

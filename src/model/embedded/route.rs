@@ -81,14 +81,16 @@ fn call_for(
             let tool = input.tools.iter().find(|t| *t.id == **id)?;
             let (arguments, why) = fill_arguments(&tool.arguments, &tool.extract, part);
             for (name, why) in why {
+                // `Value`'s `Display` output, written without the formatting machinery.
                 let value = arguments
                     .get(&name)
-                    .map(Value::to_string)
+                    .and_then(|v| serde_json::to_string(v).ok())
                     .unwrap_or_default();
+                let subject = [&**id, ".", &name].concat();
                 notes.push(
-                    ModelNote::new(format!("filled {id}.{name} = {value}"), why)
+                    ModelNote::new(["filled ", &subject, " = ", &value].concat(), why)
                         .kind(EffectKind::Filled)
-                        .subject(format!("{id}.{name}"))
+                        .subject(subject)
                         .fact(Fact::of(FactKind::FilledValue).value(value)),
                 );
             }
@@ -151,11 +153,13 @@ fn split(
     None
 }
 
-/// The trace line of one ranking: the chosen class, its probability and the runner-up.
+/// The trace line of one ranking: the chosen class, its probability and the runner-up. Its
+/// strings are joined with `concat` rather than `format!`: this runs on every embedded call,
+/// and the formatting machinery was a seventh of one.
 fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
     let name = |t: &Target| match t {
-        Target::Tool(id) => id.to_string(),
-        Target::Skill(id) => format!("skill {id}"),
+        Target::Tool(id) => String::from(&**id),
+        Target::Skill(id) => ["skill ", id].concat(),
         Target::Leave => "leaving the skill".into(),
         Target::Chat => "no tool".into(),
     };
@@ -166,16 +170,16 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         .runner_up
         .as_ref()
         .map(|(t, p)| (t, format!("{p:.2}")));
-    let best = best_p
-        .as_ref()
-        .map_or("nothing".into(), |(t, p)| format!("{} (p={p})", name(t)));
+    let best = best_p.as_ref().map_or("nothing".into(), |(t, p)| {
+        [&name(t), " (p=", p, ")"].concat()
+    });
     let runner_up = runner_up_p
         .as_ref()
-        .map_or("none".into(), |(t, p)| format!("{} (p={p})", name(t)));
+        .map_or("none".into(), |(t, p)| [&name(t), " (p=", p, ")"].concat());
     let chose = name(&ranking.chosen);
     let effect = match part {
-        Some(text) => format!("embedded chose {chose} for the part '{text}'"),
-        None => format!("embedded chose {chose}"),
+        Some(text) => ["embedded chose ", &chose, " for the part '", text, "'"].concat(),
+        None => ["embedded chose ", &chose].concat(),
     };
     let mut facts = Vec::new();
     if let Some((t, p)) = best_p {
@@ -206,10 +210,16 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
         .as_ref()
         .is_some_and(|(t, _)| *t == ranking.chosen)
     {
-        format!("best {best}, runner-up {runner_up}")
+        ["best ", &best, ", runner-up ", &runner_up].concat()
     } else {
         facts.push(Fact::of(FactKind::NotSure));
-        format!("best {best} was not sure enough (threshold, margin), runner-up {runner_up}")
+        [
+            "best ",
+            &best,
+            " was not sure enough (threshold, margin), runner-up ",
+            &runner_up,
+        ]
+        .concat()
     };
     if let Some((t, p)) = runner_up_p {
         facts.push(Fact::of(FactKind::RunnerUp).name(code(t)).value(p));
@@ -224,8 +234,8 @@ fn confidence(ranking: &Ranking, part: Option<&str>) -> ModelNote {
 /// A class as a value: `tool:ID`, `skill:ID`, `leave` or `chat`.
 fn code(t: &Target) -> String {
     match t {
-        Target::Tool(id) => format!("tool:{id}"),
-        Target::Skill(id) => format!("skill:{id}"),
+        Target::Tool(id) => ["tool:", id].concat(),
+        Target::Skill(id) => ["skill:", id].concat(),
         Target::Leave => "leave".into(),
         Target::Chat => "chat".into(),
     }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 mod number;
 
 use crate::rules::ContextValue;
-use crate::text::WordMatcher;
+use crate::text::{WordMatcher, word_spans};
 
 /// How one argument is filled, compiled.
 #[derive(Debug, Clone)]
@@ -202,8 +202,14 @@ impl ArgExtract {
     /// Everything but free text: the first of `choose`, `number`, `from_context` that gives a
     /// value.
     pub fn fill_fixed(&self, input: &ExtractInput<'_>) -> Option<Filled> {
+        self.fill_fixed_in(input, &word_spans(input.normalized))
+    }
+
+    /// [`fill_fixed`](Self::fill_fixed) with the message's word spans already found (one tool's
+    /// arguments share them).
+    fn fill_fixed_in(&self, input: &ExtractInput<'_>, spans: &[(u32, u32)]) -> Option<Filled> {
         let text = input.normalized;
-        let by_words = self.word_hits(text);
+        let by_words = self.word_hits(text, spans);
         for (k, choice) in self.choices.iter().enumerate() {
             let hit = by_words
                 .iter()
@@ -240,11 +246,21 @@ impl ArgExtract {
                     value,
                     span: Some((start, end)),
                     consumed,
-                    why: format!(
-                        "choose #{}: '{entry}' matched '{}' at {start}..{end}",
-                        k + 1,
-                        &text[start..end]
-                    ),
+                    // Joined rather than `format!`ted: this runs for every argument the
+                    // embedded router fills.
+                    why: [
+                        "choose #",
+                        &(k + 1).to_string(),
+                        ": '",
+                        &entry,
+                        "' matched '",
+                        &text[start..end],
+                        "' at ",
+                        &start.to_string(),
+                        "..",
+                        &end.to_string(),
+                    ]
+                    .concat(),
                 });
             }
         }
@@ -266,8 +282,8 @@ impl ArgExtract {
 
     /// Every word hit in `text`: (choice, start, end, entry), in message order, none inside
     /// the whole word of an earlier one.
-    fn word_hits(&self, text: &str) -> Vec<(usize, usize, usize, usize)> {
-        separate_hits(&self.words, text)
+    fn word_hits(&self, text: &str, spans: &[(u32, u32)]) -> Vec<(usize, usize, usize, usize)> {
+        separate_hits(&self.words, text, spans)
             .into_iter()
             .filter_map(|(hit, _)| {
                 let &(choice, _) = self.word_entries.get(hit.entry)?;
@@ -279,11 +295,21 @@ impl ArgExtract {
     /// Free text: the message without the command words and without `taken` (the spans that
     /// filled other arguments).
     pub fn fill_text(&self, input: &ExtractInput<'_>, taken: &[(usize, usize)]) -> Option<Filled> {
+        self.fill_text_in(input, taken, &word_spans(input.normalized))
+    }
+
+    /// [`fill_text`](Self::fill_text) with the message's word spans already found.
+    fn fill_text_in(
+        &self,
+        input: &ExtractInput<'_>,
+        taken: &[(usize, usize)],
+        spans: &[(u32, u32)],
+    ) -> Option<Filled> {
         let def = self.text.as_ref()?;
         let text = input.normalized;
         let mut cut: Vec<(usize, usize)> = taken.to_vec();
         cut.extend(
-            separate_hits(&def.drop, text)
+            separate_hits(&def.drop, text, spans)
                 .into_iter()
                 .map(|(_, word)| word),
         );
@@ -307,8 +333,9 @@ impl ArgExtract {
     /// argument's words are taken out of the message: its words or patterns, else free text,
     /// else its `default`.
     pub fn fill_alone(&self, input: &ExtractInput<'_>) -> Option<Filled> {
-        self.fill_fixed(input)
-            .or_else(|| self.fill_text(input, &[]))
+        let spans = word_spans(input.normalized);
+        self.fill_fixed_in(input, &spans)
+            .or_else(|| self.fill_text_in(input, &[], &spans))
             .or_else(|| self.default_value())
     }
 
@@ -326,9 +353,13 @@ impl ArgExtract {
 /// The hits of `words` in `text` the way a reader takes them: in message order (exact before
 /// a typo at the same place, then entry order), each with the whole words it touches, skipping
 /// a hit that starts inside an earlier one's words. At most 64.
-fn separate_hits(words: &WordMatcher, text: &str) -> Vec<(crate::text::Hit, (usize, usize))> {
+fn separate_hits(
+    words: &WordMatcher,
+    text: &str,
+    spans: &[(u32, u32)],
+) -> Vec<(crate::text::Hit, (usize, usize))> {
     let mut all = Vec::new();
-    words.each_hit(text, |h| all.push(h));
+    words.each_hit_in(text, spans, |h| all.push(h));
     all.sort_unstable_by_key(|h| (h.start, h.typo, h.entry, h.end));
     let mut out: Vec<(crate::text::Hit, (usize, usize))> = Vec::new();
     for hit in all {
@@ -397,15 +428,19 @@ pub fn fill_arguments(
     let mut arguments = Map::new();
     let mut why = Vec::new();
     let mut taken = Vec::new();
+    let spans = word_spans(input.normalized);
     for x in extract.iter().filter(|x| !x.is_text()) {
-        if let Some(f) = x.fill_fixed(input) {
+        if let Some(f) = x.fill_fixed_in(input, &spans) {
             taken.extend(f.span.filter(|_| f.consumed));
             why.push((x.name.clone(), f.why));
             arguments.insert(x.name.clone(), f.value);
         }
     }
     for x in extract.iter().filter(|x| x.is_text()) {
-        if let Some(f) = x.fill_fixed(input).or_else(|| x.fill_text(input, &taken)) {
+        if let Some(f) = x
+            .fill_fixed_in(input, &spans)
+            .or_else(|| x.fill_text_in(input, &taken, &spans))
+        {
             why.push((x.name.clone(), f.why));
             arguments.insert(x.name.clone(), f.value);
         }
