@@ -13,7 +13,7 @@
 //! is `null`. The trace then keeps each step's stage, rule and effect but not its `why` (which
 //! quotes the words matched), nor the router's own notes. Such a line is counted, not replayed.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -72,10 +72,18 @@ pub struct Record<'a> {
     pub request: &'a Request,
     /// Its decision (with how the model call went).
     pub decision: &'a Decision,
+    /// The decision's JSON as the service answered it, when it has it: a `full` line then
+    /// holds these bytes rather than serialising the decision a second time.
+    pub decision_json: Option<&'a [u8]>,
 }
 
 /// The line for `record`, with personal text written as `mode` says, ending in a newline.
 pub fn line(record: &Record<'_>, mode: LogMessages) -> String {
+    if let (LogMessages::Full, Some(json)) = (mode, record.decision_json)
+        && let Some(line) = spliced(record, json)
+    {
+        return line;
+    }
     let model = model_section(record.decision);
     let mut out = if mode == LogMessages::Full {
         // Straight from the request and the decision: no JSON tree in between (this runs for
@@ -103,6 +111,22 @@ pub fn line(record: &Record<'_>, mode: LogMessages) -> String {
     .unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// A `full` line around the decision's JSON as the service answered it (the same bytes
+/// `Decision`'s serialisation writes): the line is serialised with `()` for its last field,
+/// `"decision":null}`, and the answer goes where that `null` is. `None` when it does not fit.
+fn spliced(record: &Record<'_>, json: &[u8]) -> Option<String> {
+    let json = simdutf8::basic::from_utf8(json).ok()?;
+    let model = model_section(record.decision);
+    let mode = LogMessages::Full;
+    let out = serde_json::to_string(&Line::new(record, mode, record.request, (), model)).ok()?;
+    let head = out.strip_suffix("null}")?;
+    let mut line = String::with_capacity(head.len() + json.len() + 2);
+    line.push_str(head);
+    line.push_str(json);
+    line.push_str("}\n");
+    Some(line)
 }
 
 /// A line as written, fields in this order.
@@ -358,31 +382,7 @@ pub(super) fn script_error(kind: &str) -> &'static str {
 
 /// `t` as RFC 3339 in UTC with milliseconds: `2026-12-02T00:13:24.123Z`.
 pub fn rfc3339(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    let secs = since.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Year, month, day of the `days`th day after 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 #[cfg(test)]
@@ -392,6 +392,7 @@ mod tests {
 
     use super::*;
     use crate::contract::{Call, ModelCall, Outcome, ReceivedCall, TraceStep};
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn request() -> Request {
         Request::from_json(
@@ -446,9 +447,31 @@ mod tests {
                 router: "embedded",
                 request: &req,
                 decision: &d,
+                decision_json: None,
             },
             mode,
         )
+    }
+
+    #[test]
+    fn a_line_around_the_answered_json_is_the_line_written_from_the_decision() {
+        let (req, d) = (request(), decision());
+        let answered = serde_json::to_vec(&d).expect("JSON");
+        let record = |decision_json| Record {
+            time: UNIX_EPOCH + Duration::from_millis(1_795_997_604_123),
+            id: "r-1",
+            endpoint: "/v1/route",
+            router: "embedded",
+            request: &req,
+            decision: &d,
+            decision_json,
+        };
+        let spliced = line(&record(Some(&answered)), LogMessages::Full);
+        assert_eq!(spliced, line(&record(None), LogMessages::Full));
+        // Personal text is still scrubbed from the decision, not taken from the answer.
+        let hashed = line(&record(Some(&answered)), LogMessages::Hash);
+        assert_eq!(hashed, line(&record(None), LogMessages::Hash));
+        assert!(!hashed.contains("zebrafrog"), "{hashed}");
     }
 
     #[test]
@@ -502,6 +525,7 @@ mod tests {
             router: "none",
             request: &req,
             decision: &d,
+            decision_json: None,
         };
         let v: Value = serde_json::from_str(&line(&rec, LogMessages::Full)).expect("JSON");
         assert_eq!(

@@ -16,6 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use axum::body::Bytes;
+
 use crate::contract::{Decision, Request};
 use crate::replay::log::{self, LogMessages, Record};
 
@@ -83,6 +85,8 @@ struct Entry {
     router: std::borrow::Cow<'static, str>,
     request: Request,
     decision: Decision,
+    /// The decision's JSON as answered, when the answer was just that.
+    decision_json: Option<Bytes>,
     /// What it was charged against the queue's byte budget.
     bytes: usize,
 }
@@ -129,15 +133,16 @@ impl DecisionLog {
         })
     }
 
-    /// Queues one decision (`body_bytes`: the size of its request body, what it holds of
-    /// memory), or drops and counts it when the queue is full. Never waits.
+    /// Queues one decision, with its JSON as answered when the answer was just that (the line
+    /// then reuses it), or drops and counts it when the queue is full (`body_bytes`: the size
+    /// of its request body, what it holds of memory). Never waits.
     pub fn record(
         &self,
         id: String,
         endpoint: &'static str,
         router: std::borrow::Cow<'static, str>,
         request: Request,
-        decision: Decision,
+        (decision, decision_json): (Decision, Option<Bytes>),
         body_bytes: usize,
     ) {
         // A line holds about its body twice over (the request and what the decision repeats).
@@ -155,6 +160,7 @@ impl DecisionLog {
             router,
             request,
             decision,
+            decision_json,
             bytes,
         };
         match self.tx.try_send(entry) {
@@ -253,6 +259,7 @@ impl Writer {
                     router: &entry.router,
                     request: &entry.request,
                     decision: &entry.decision,
+                    decision_json: entry.decision_json.as_deref(),
                 };
                 let line = log::line(&record, self.settings.messages);
                 self.queued_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
@@ -408,7 +415,14 @@ mod tests {
         let log = DecisionLog::start(settings(path.clone(), 2000, 2), metrics).expect("starts");
         for i in 0..60 {
             let (req, d) = entry_parts();
-            log.record(format!("r-{i}"), "/v1/route", "none".into(), req, d, 60);
+            log.record(
+                format!("r-{i}"),
+                "/v1/route",
+                "none".into(),
+                req,
+                (d, None),
+                60,
+            );
         }
         log.drain(Duration::from_secs(10));
         let files = [path.clone(), numbered(&path, 1), numbered(&path, 2)];
@@ -439,7 +453,14 @@ mod tests {
             .expect("starts");
         for i in 0..20 {
             let (req, d) = entry_parts();
-            log.record(format!("r-{i}"), "/v1/route", "none".into(), req, d, 60);
+            log.record(
+                format!("r-{i}"),
+                "/v1/route",
+                "none".into(),
+                req,
+                (d, None),
+                60,
+            );
         }
         log.drain(Duration::from_secs(10));
         let kept = lines(&path);
@@ -459,7 +480,7 @@ mod tests {
         )
         .expect("starts");
         let (req, d) = entry_parts();
-        log.record("r".into(), "/v1/route", "none".into(), req, d, 60);
+        log.record("r".into(), "/v1/route", "none".into(), req, (d, None), 60);
         log.drain(Duration::from_secs(10));
         let kept = lines(&path);
         assert_eq!(kept.len(), 2);

@@ -325,7 +325,9 @@ pub(crate) fn body_text<'a>(state: &AppState, bytes: &'a Bytes) -> Result<&'a st
 }
 
 /// Decides `req` with the serving rules and `model` (the service's own when `None`), counts
-/// it, logs it (`--decision-log`), and answers with `wrap` applied to the decision; `prefix` is
+/// it, logs it (`--decision-log`), and answers with `wrap` applied to the decision (the
+/// response, and the decision's JSON when the response is just that, which the log then
+/// reuses); `prefix` is
 /// where the request sits in the body (`""` for `/v1/route`, `"request."` for `/v1/try`), for
 /// the field an error names. The request's limits (`--max-message-chars`) are the engine's.
 pub(crate) async fn decide_and_answer(
@@ -334,7 +336,7 @@ pub(crate) async fn decide_and_answer(
     origin: Origin,
     model: Option<&dyn Model>,
     prefix: &str,
-    wrap: impl FnOnce(&crate::contract::Decision) -> Response,
+    wrap: impl FnOnce(&crate::contract::Decision) -> (Response, Option<Bytes>),
 ) -> Response {
     let started = Instant::now();
     // One ruleset for the whole request, across the model call.
@@ -356,7 +358,7 @@ pub(crate) async fn decide_and_answer(
             state.metrics.decision(&d, started.elapsed().as_secs_f64());
             // The answer is made first; the shadow and the log then take the request and the
             // decision off the request path, copied only when both want them.
-            let answer = wrap(&d);
+            let (answer, json) = wrap(&d);
             let rules_only = model.is_none();
             let endpoint = origin.endpoint;
             match (&state.shadow, &state.decision_log) {
@@ -368,7 +370,7 @@ pub(crate) async fn decide_and_answer(
                         shadow.submit(origin.id, endpoint, rules_only, req.clone(), d.clone());
                     }
                     let router = model.map_or("none".into(), |m| m.name().to_owned().into());
-                    log.record(id, endpoint, router, req, d, origin.body_bytes);
+                    log.record(id, endpoint, router, req, (d, json), origin.body_bytes);
                 }
             }
             answer
@@ -407,7 +409,20 @@ async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response
         Ok(r) => r,
         Err(e) => return bad_request(&state, "invalid_request", &e.field, &e.message),
     };
-    decide_and_answer(&state, req, origin, None, "", |d| Json(d).into_response()).await
+    decide_and_answer(&state, req, origin, None, "", json_answer).await
+}
+
+/// The decision as the JSON answer, with its bytes for the decision log (what `Json` would
+/// have written, serialised once for both).
+fn json_answer(d: &crate::contract::Decision) -> (Response, Option<Bytes>) {
+    match serde_json::to_vec(d) {
+        Ok(json) => {
+            let json = Bytes::from(json);
+            let headers = [(header::CONTENT_TYPE, "application/json")];
+            ((headers, json.clone()).into_response(), Some(json))
+        }
+        Err(_) => (Json(d).into_response(), None),
+    }
 }
 
 /// `/openapi.json`: this service's own description (its message limit, and the token only

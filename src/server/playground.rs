@@ -83,7 +83,10 @@ pub(super) async fn try_it(State(state): State<Arc<AppState>>, req: HttpRequest)
     // that a copied case replays what the page showed.
     let wrap = |d: &Decision| {
         let model = replay::log::recorded_script(d);
-        Json(json!({ "decision": d, "model": model })).into_response()
+        (
+            Json(json!({ "decision": d, "model": model })).into_response(),
+            None,
+        )
     };
     match &parsed.model {
         Some(script) => match ScriptedModel::from_script(Some(script)) {
