@@ -415,8 +415,10 @@ async fn route(State(state): State<Arc<AppState>>, req: HttpRequest) -> Response
 /// The decision as the JSON answer, with its bytes for the decision log (what `Json` would
 /// have written, serialised once for both).
 fn json_answer(d: &crate::contract::Decision) -> (Response, Option<Bytes>) {
-    match serde_json::to_vec(d) {
-        Ok(json) => {
+    // About what a decision with its trace takes, so the buffer seldom grows.
+    let mut json = Vec::with_capacity(1 << 10);
+    match serde_json::to_writer(&mut json, d) {
+        Ok(()) => {
             let json = Bytes::from(json);
             let headers = [(header::CONTENT_TYPE, "application/json")];
             ((headers, json.clone()).into_response(), Some(json))
