@@ -166,10 +166,10 @@ fn arguments_match(case: &Value, d: &Decision) -> bool {
 
 /// Shares of (tool, skill and search messages decided right; messages that need no tool left
 /// alone) on one held-back set, printed by expected class, by style and by confusion pair.
-async fn evaluate(file: &str, max_shared: usize) -> (f64, f64) {
+async fn evaluate(file: &str, max_shared: usize, min_cases: usize) -> (f64, f64) {
     let rs = pack();
     let cases = eval_file(file);
-    assert!(cases.len() >= 300, "{} cases", cases.len());
+    assert!(cases.len() >= min_cases, "{} cases", cases.len());
     // Written without looking at the examples: no case is an example, word for word.
     let norm = |s: &str| {
         rs.normalizer
@@ -276,7 +276,7 @@ async fn evaluate(file: &str, max_shared: usize) -> (f64, f64) {
 
 #[tokio::test]
 async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
-    let (tool_share, chat_share) = evaluate("tests/data/router_eval.yaml", 0).await;
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval.yaml", 0, 300).await;
     // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
     // figures reached, so a change that makes decisions worse fails here.
     // Issue 26: 91.3 % (346/379), 96.4 % (107/111).
@@ -289,10 +289,20 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
 
 #[tokio::test]
 async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
-    let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30).await;
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30, 300).await;
     // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
     // (204/223) and 90.7 % (68/75). The floors are the figures reached.
     assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_third_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set3.yaml", 7, 250).await;
+    // Written blind, then used in development (see the file's header). Seven short messages
+    // came out word for word equal to an example and are not scored. On the other 251: 94.0 %
+    // (173/184) and 91.0 % (61/67) after the day's changes. The floors are the figures reached.
+    assert!(tool_share >= 0.94, "tool decisions {tool_share:.3} < 0.94");
     assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
 }
 
