@@ -438,6 +438,11 @@ mod tests {
     }
 
     fn written(mode: LogMessages) -> String {
+        written_with(mode, None)
+    }
+
+    /// The test line, with the decision's JSON as answered when given.
+    fn written_with(mode: LogMessages, decision_json: Option<&[u8]>) -> String {
         let (req, d) = (request(), decision());
         line(
             &Record {
@@ -447,7 +452,7 @@ mod tests {
                 router: "embedded",
                 request: &req,
                 decision: &d,
-                decision_json: None,
+                decision_json,
             },
             mode,
         )
@@ -455,22 +460,12 @@ mod tests {
 
     #[test]
     fn a_line_around_the_answered_json_is_the_line_written_from_the_decision() {
-        let (req, d) = (request(), decision());
-        let answered = serde_json::to_vec(&d).expect("JSON");
-        let record = |decision_json| Record {
-            time: UNIX_EPOCH + Duration::from_millis(1_795_997_604_123),
-            id: "r-1",
-            endpoint: "/v1/route",
-            router: "embedded",
-            request: &req,
-            decision: &d,
-            decision_json,
-        };
-        let spliced = line(&record(Some(&answered)), LogMessages::Full);
-        assert_eq!(spliced, line(&record(None), LogMessages::Full));
+        let answered = serde_json::to_vec(&decision()).expect("JSON");
+        let spliced = written_with(LogMessages::Full, Some(&answered));
+        assert_eq!(spliced, written(LogMessages::Full));
         // Personal text is still scrubbed from the decision, not taken from the answer.
-        let hashed = line(&record(Some(&answered)), LogMessages::Hash);
-        assert_eq!(hashed, line(&record(None), LogMessages::Hash));
+        let hashed = written_with(LogMessages::Hash, Some(&answered));
+        assert_eq!(hashed, written(LogMessages::Hash));
         assert!(!hashed.contains("zebrafrog"), "{hashed}");
     }
 

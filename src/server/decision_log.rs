@@ -407,13 +407,9 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_file_is_rotated_by_size_and_keeps_only_the_newest_files() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("decisions.jsonl");
-        let metrics = StdArc::new(Metrics::new());
-        let log = DecisionLog::start(settings(path.clone(), 2000, 2), metrics).expect("starts");
-        for i in 0..60 {
+    /// Records `n` decisions, `r-0` to `r-{n-1}`.
+    fn record(log: &DecisionLog, n: usize) {
+        for i in 0..n {
             let (req, d) = entry_parts();
             log.record(
                 format!("r-{i}"),
@@ -424,6 +420,15 @@ mod tests {
                 60,
             );
         }
+    }
+
+    #[test]
+    fn a_file_is_rotated_by_size_and_keeps_only_the_newest_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("decisions.jsonl");
+        let metrics = StdArc::new(Metrics::new());
+        let log = DecisionLog::start(settings(path.clone(), 2000, 2), metrics).expect("starts");
+        record(&log, 60);
         log.drain(Duration::from_secs(10));
         let files = [path.clone(), numbered(&path, 1), numbered(&path, 2)];
         let mut ids = Vec::new();
@@ -451,17 +456,7 @@ mod tests {
         let path = dir.path().join("decisions.jsonl");
         let log = DecisionLog::start(settings(path.clone(), 1000, 0), StdArc::new(Metrics::new()))
             .expect("starts");
-        for i in 0..20 {
-            let (req, d) = entry_parts();
-            log.record(
-                format!("r-{i}"),
-                "/v1/route",
-                "none".into(),
-                req,
-                (d, None),
-                60,
-            );
-        }
+        record(&log, 20);
         log.drain(Duration::from_secs(10));
         let kept = lines(&path);
         assert!(!kept.is_empty() && kept.last().is_some_and(|l| l.contains("\"r-19\"")));
