@@ -119,14 +119,15 @@ pub(super) fn is_separator(c: char) -> bool {
 mod tests {
     #[test]
     fn word_spans_are_the_runs_of_word_characters() {
-        let text = "«Привет», world_2 -- ёж!";
+        // Greek: two-byte letters, as most of the pack's are.
+        let text = "«Γειά», world_2 -- ΐκαρ!";
         let words: Vec<&str> = super::word_spans(text)
             .iter()
             .map(|&(s, e)| &text[s as usize..e as usize])
             .collect();
-        assert_eq!(words, ["Привет", "world_2", "ёж"]);
+        assert_eq!(words, ["Γειά", "world_2", "ΐκαρ"]);
         assert!(super::word_spans(" ,. ").is_empty());
-        assert_eq!(super::word_spans("слово"), [(0, 10)]);
+        assert_eq!(super::word_spans("λόγος"), [(0, 10)]);
     }
 
     #[test]
