@@ -419,9 +419,25 @@ impl Ctx<'_> {
         text::find_name(self.text, &norm.name_stems(&name))
     }
 
+    /// Where the argument's value is in the message: as written, or, for a file name (a value
+    /// with an extension), as a name is said — without the extension, split at `_` and case
+    /// changes, in another form («в план_2025» names `План_2025.xlsx`, «в бюджете» names
+    /// `Бюджет.xlsx`). A value without an extension is matched as written only: «сделай файл
+    /// с итогами» does not name a file `Итоги` the model made up.
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
-        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
+        let norm = &self.rs.normalizer;
+        text::find_phrase(self.text, &norm.normalize(value)).or_else(|| {
+            let base = text::base_name(value);
+            if base.len() == value.len() {
+                return None;
+            }
+            let words = norm.normalize(&text::name_words(base));
+            if words.trim().is_empty() {
+                return None;
+            }
+            text::find_name(self.text, &norm.name_stems(&words))
+        })
     }
 
     fn repeats(&self, call: Option<&Pending>) -> bool {

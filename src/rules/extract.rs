@@ -268,7 +268,8 @@ pub struct Frame {
     /// a request verb is a request).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unless: Vec<String>,
-    /// For a question frame: the score added to "no tool" (3 nearly decides).
+    /// The score added to "no tool": for a question frame, above 0 (3 nearly decides); for a
+    /// request frame, 0 or below it (the message asks for something to be done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boost_chat: Option<f32>,
     /// For a question frame: the same score added to the auto skills too («how do I squat

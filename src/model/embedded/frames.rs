@@ -1,7 +1,7 @@
 //! The frames of the embedded router (`router.embedded.frames`): a request in question form
 //! has its frame words taken out before the classifier reads it (the ability words otherwise
-//! pull towards a plain answer); a question about a topic adds the frame's `boost_chat` to the
-//! no-tool class. Both are said in the trace. Patterns come from the rules; nothing here knows
+//! pull towards a plain answer), and adds its `boost_chat` (0, or below it) to the no-tool
+//! class; a question about a topic adds the frame's `boost_chat` to the no-tool class. Both are said in the trace. Patterns come from the rules; nothing here knows
 //! a language.
 
 use crate::contract::EffectKind;
@@ -50,10 +50,20 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 if out.start == 0 && m.start() == 0 && m.end() < normalized.len() =>
             {
                 out.start = m.end();
-                let mut note =
-                    ModelNote::new(format!("frame {} reads the rest as a request", f.id), why)
-                        .kind(EffectKind::FrameRequest)
-                        .rule(f.id.clone());
+                // A request frame's `boost_chat` (0, or below it) leans away from no tool: the
+                // message asks for something to be done.
+                out.boost_chat += f.boost_chat;
+                let effect = if f.boost_chat == 0.0 {
+                    format!("frame {} reads the rest as a request", f.id)
+                } else {
+                    format!(
+                        "frame {} reads the rest as a request ({:+.1} to no tool)",
+                        f.id, f.boost_chat
+                    )
+                };
+                let mut note = ModelNote::new(effect, why)
+                    .kind(EffectKind::FrameRequest)
+                    .rule(f.id.clone());
                 note.matched = Some((entry, m.start(), m.end()));
                 out.notes.push(note);
             }
