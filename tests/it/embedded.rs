@@ -507,3 +507,44 @@ async fn a_question_whether_it_can_be_done_is_answered_and_a_wish_to_buy_is_sear
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A request frame's `boost_chat` (below 0) leans away from no tool, and the trace says so: a
+/// polite request to draw is drawn, while a polite request to talk («расскажи», «объясни») is
+/// still answered in words, and a question about whether it can be done is too.
+#[tokio::test]
+async fn a_polite_request_leans_away_from_no_tool_and_says_so() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "не могли бы вы нарисовать открытку для бабушки?",
+            &["image_generate"],
+        ),
+        ("можешь нарисовать котика в космосе?", &["image_generate"]),
+        ("можешь рассказать анекдот?", &[]),
+        ("не могли бы вы объяснить, что такое инфляция?", &[]),
+        ("можно ли нарисовать логотип самому?", &[]),
+    ];
+    let mut wrong = Vec::new();
+    for (text, want) in cases {
+        let d = decide(&rs, &model, &say(text)).await;
+        if tools(&d) != want {
+            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let d = decide(
+        &rs,
+        &model,
+        &say("не могли бы вы нарисовать открытку для бабушки?"),
+    )
+    .await;
+    assert!(
+        d.trace.iter().any(|s| s
+            .effect
+            .contains("reads the rest as a request (-1.0 to no tool)")),
+        "{:#?}",
+        d.trace
+    );
+}
