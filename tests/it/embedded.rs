@@ -548,3 +548,27 @@ async fn a_polite_request_leans_away_from_no_tool_and_says_so() {
         d.trace
     );
 }
+
+/// B6: a short request with a pronoun where its object should be («отправь это», «ответь ему»)
+/// asks back; the same request with its object is done.
+#[tokio::test]
+async fn a_short_request_without_its_object_asks_back() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str]); 5] = [
+        ("перешли это", &[]),
+        ("ответь ей", &[]),
+        ("удали последнее", &[]),
+        ("удали последний пост в ленте", &["post_delete"]),
+        ("отправь маме письмо, что я доехала", &["mail_send"]),
+    ];
+    let mut wrong = Vec::new();
+    for (text, want) in cases {
+        let d = decide(&rs, &model, &say(text)).await;
+        if tools(&d) != want {
+            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
