@@ -279,11 +279,15 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval.yaml", 0, 300).await;
     // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
     // figures reached, so a change that makes decisions worse fails here.
-    // Issue 26: 91.3 % (346/379), 96.4 % (107/111).
-    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
+    // Issue 26: 91.3 % (346/379), 96.4 % (107/111); 2026-12-04 evening: 91.6 % (347/379),
+    // 98.2 % (109/111).
     assert!(
-        chat_share >= 0.95,
-        "chit-chat left alone {chat_share:.3} < 0.95"
+        tool_share >= 0.915,
+        "tool decisions {tool_share:.3} < 0.915"
+    );
+    assert!(
+        chat_share >= 0.98,
+        "chit-chat left alone {chat_share:.3} < 0.98"
     );
 }
 
@@ -291,9 +295,10 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
 async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30, 300).await;
     // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
-    // (204/223) and 90.7 % (68/75). The floors are the figures reached.
-    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
-    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
+    // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 92.4 % (206/223) and 92.0 % (69/75).
+    // The floors are the figures reached.
+    assert!(tool_share >= 0.92, "tool decisions {tool_share:.3} < 0.92");
+    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 
 #[tokio::test]
@@ -301,9 +306,21 @@ async fn the_embedded_router_decides_the_blind_third_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set3.yaml", 7, 250).await;
     // Written blind, then used in development (see the file's header). Seven short messages
     // came out word for word equal to an example and are not scored. On the other 251: 94.0 %
-    // (173/184) and 91.0 % (61/67) after the day's changes. The floors are the figures reached.
-    assert!(tool_share >= 0.94, "tool decisions {tool_share:.3} < 0.94");
-    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
+    // (173/184) and 91.0 % (61/67) after the day's changes, 95.1 % (175/184) and 92.5 % (62/67)
+    // after the evening's. The floors are the figures reached.
+    assert!(tool_share >= 0.95, "tool decisions {tool_share:.3} < 0.95");
+    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_fourth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set4.yaml", 7, 200).await;
+    // Written blind for the hard styles (see the file's header); the goals (93 %, 95 %) are far.
+    // Seven short messages equal an example and are not scored. On the other 213: 86.1 %
+    // (130/151) and 72.6 % (45/62). The floors are the figures reached, so a change that makes
+    // decisions worse fails here.
+    assert!(tool_share >= 0.86, "tool decisions {tool_share:.3} < 0.86");
+    assert!(chat_share >= 0.72, "left alone {chat_share:.3} < 0.72");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
