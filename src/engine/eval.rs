@@ -421,9 +421,9 @@ impl Ctx<'_> {
 
     /// Where the argument's value is in the message: as written, or, for a file name (a value
     /// with an extension), as a name is said — without the extension, split at `_` and case
-    /// changes, in another form («в план_2025» names `План_2025.xlsx`, «в бюджете» names
-    /// `Бюджет.xlsx`). A value without an extension is matched as written only: «сделай файл
-    /// с итогами» does not name a file `Итоги` the model made up.
+    /// changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the budgets" names
+    /// `Budget.xlsx`). A value without an extension is matched as written only: "make a file
+    /// with the totals" does not name a file `Total` the model made up.
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
         let norm = &self.rs.normalizer;
