@@ -295,9 +295,9 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
 async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30, 300).await;
     // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
-    // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 92.4 % (206/223) and 92.0 % (69/75).
+    // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 93.3 % (208/223) and 92.0 % (69/75).
     // The floors are the figures reached.
-    assert!(tool_share >= 0.92, "tool decisions {tool_share:.3} < 0.92");
+    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
     assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 
@@ -316,10 +316,13 @@ async fn the_embedded_router_decides_the_blind_third_set() {
 async fn the_embedded_router_decides_the_blind_fourth_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set4.yaml", 7, 200).await;
     // Written blind for the hard styles (see the file's header); the goals (93 %, 95 %) are far.
-    // Seven short messages equal an example and are not scored. On the other 213: 86.1 %
-    // (130/151) and 72.6 % (45/62). The floors are the figures reached, so a change that makes
+    // Seven short messages equal an example and are not scored. On the other 213: 86.8 %
+    // (131/151) and 72.6 % (45/62). The floors are the figures reached, so a change that makes
     // decisions worse fails here.
-    assert!(tool_share >= 0.86, "tool decisions {tool_share:.3} < 0.86");
+    assert!(
+        tool_share >= 0.865,
+        "tool decisions {tool_share:.3} < 0.865"
+    );
     assert!(chat_share >= 0.72, "left alone {chat_share:.3} < 0.72");
 }
 
