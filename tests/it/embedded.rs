@@ -34,6 +34,23 @@ async fn decide(rs: &RuleSet, model: &EmbeddedModel, req: &Request) -> Decision 
         .expect("decided")
 }
 
+/// The messages of `cases` whose decision does not call the tools given, each with what it
+/// called instead.
+async fn wrong_tools(
+    rs: &RuleSet,
+    model: &EmbeddedModel,
+    cases: &[(&str, &[&str])],
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for &(text, want) in cases {
+        let d = decide(rs, model, &say(text)).await;
+        if tools(&d) != want {
+            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
+        }
+    }
+    wrong
+}
+
 fn tools(d: &Decision) -> Vec<&str> {
     d.calls.iter().map(|c| &*c.tool).collect()
 }
@@ -498,13 +515,7 @@ async fn a_question_whether_it_can_be_done_is_answered_and_a_wish_to_buy_is_sear
         ("посоветуй книгу про космос", &[]),
         ("посоветуй недорогой пылесос", &["product_search"]),
     ];
-    let mut wrong = Vec::new();
-    for (text, want) in cases {
-        let d = decide(&rs, &model, &say(text)).await;
-        if tools(&d) != want {
-            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
-        }
-    }
+    let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
@@ -526,13 +537,7 @@ async fn a_polite_request_leans_away_from_no_tool_and_says_so() {
         ("не могли бы вы объяснить, что такое инфляция?", &[]),
         ("можно ли нарисовать логотип самому?", &[]),
     ];
-    let mut wrong = Vec::new();
-    for (text, want) in cases {
-        let d = decide(&rs, &model, &say(text)).await;
-        if tools(&d) != want {
-            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
-        }
-    }
+    let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
     let d = decide(
         &rs,
@@ -563,12 +568,6 @@ async fn a_short_request_without_its_object_asks_back() {
         ("удали последний пост в ленте", &["post_delete"]),
         ("отправь маме письмо, что я доехала", &["mail_send"]),
     ];
-    let mut wrong = Vec::new();
-    for (text, want) in cases {
-        let d = decide(&rs, &model, &say(text)).await;
-        if tools(&d) != want {
-            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
-        }
-    }
+    let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
