@@ -414,30 +414,27 @@ impl Ctx<'_> {
     }
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
+        self.file_name_said(self.open_file()?)
+    }
+
+    /// Where a file's name is in the message as a name is said: without its extension, split
+    /// at `_` and case changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the
+    /// budgets" names `Budget.xlsx`).
+    fn file_name_said(&self, file_name: &str) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
-        let name = norm.normalize(&text::name_words(text::base_name(self.open_file()?)));
+        let name = norm.normalize(&text::name_words(text::base_name(file_name)));
         text::find_name(self.text, &norm.name_stems(&name))
     }
 
     /// Where the argument's value is in the message: as written, or, for a file name (a value
-    /// with an extension), as a name is said — without the extension, split at `_` and case
-    /// changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the budgets" names
-    /// `Budget.xlsx`). A value without an extension is matched as written only: "make a file
-    /// with the totals" does not name a file `Total` the model made up.
+    /// with an extension), as [`file_name_said`](Self::file_name_said) finds it. A value
+    /// without an extension is matched as written only: "make a file with the totals" does not
+    /// name a file `Total` the model made up.
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
-        let norm = &self.rs.normalizer;
-        text::find_phrase(self.text, &norm.normalize(value)).or_else(|| {
-            let base = text::base_name(value);
-            if base.len() == value.len() {
-                return None;
-            }
-            let words = norm.normalize(&text::name_words(base));
-            if words.trim().is_empty() {
-                return None;
-            }
-            text::find_name(self.text, &norm.name_stems(&words))
-        })
+        let is_file_name = text::base_name(value).len() != value.len();
+        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
+            .or_else(|| is_file_name.then(|| self.file_name_said(value)).flatten())
     }
 
     fn repeats(&self, call: Option<&Pending>) -> bool {

@@ -1,8 +1,9 @@
 //! The frames of the embedded router (`router.embedded.frames`): a request in question form
 //! has its frame words taken out before the classifier reads it (the ability words otherwise
-//! pull towards a plain answer), and adds its `boost_chat` (0, or below it) to the no-tool
-//! class; a question about a topic adds the frame's `boost_chat` to the no-tool class. Both are said in the trace. Patterns come from the rules; nothing here knows
-//! a language.
+//! pull towards a plain answer); a question about a topic adds to the no-tool class. Each
+//! frame adds its `boost_chat` to the no-tool class: a question's above 0, a request's 0 or
+//! below it. Both are said in the trace. Patterns come from the rules; nothing here knows a
+//! language.
 
 use crate::contract::EffectKind;
 use crate::model::ModelNote;
