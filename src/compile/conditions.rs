@@ -74,6 +74,7 @@ impl<'c> CondCx<'c> {
             Condition::Not(c) => Cond::Not(Box::new(self.compile(c, &format!("{at}/not")))),
             Condition::LongerThan(n) => Cond::LongerThan(*n),
             Condition::ShorterThan(n) => Cond::ShorterThan(*n),
+            Condition::FewerWordsThan(n) => Cond::FewerWordsThan(*n),
             Condition::Mentions(list) => match self.symbols.lists.get(list) {
                 Some(&i) => {
                     self.used.mark(i);

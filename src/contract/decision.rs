@@ -283,6 +283,8 @@ impl Fact {
 pub enum FactKind {
     /// The message has `count` characters (`limit`: the rule's bound).
     Length,
+    /// The message has `count` words (`limit`: the rule's bound).
+    Words,
     /// Nothing from the word list `name` is in the message.
     NothingFrom,
     /// `value` from the word list `name` is in the message, negated.

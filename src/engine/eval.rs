@@ -80,6 +80,17 @@ impl Why {
 }
 
 impl Ctx<'_> {
+    /// How many words the message has, counting no further than `most` (a condition on a few
+    /// words never walks a long message). A word is a run of letters and digits, with the
+    /// hyphens and apostrophes inside it: «что-нибудь» is one word, a dash between spaces none.
+    fn words_up_to(&self, most: usize) -> usize {
+        self.text
+            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\''))
+            .filter(|w| w.chars().any(char::is_alphanumeric))
+            .take(most)
+            .count()
+    }
+
     pub fn eval(&self, c: &Cond, call: Option<&Pending>) -> bool {
         match c {
             Cond::All(v) => v.iter().all(|c| self.eval(c, call)),
@@ -87,6 +98,7 @@ impl Ctx<'_> {
             Cond::Not(c) => !self.eval(c, call),
             Cond::LongerThan(n) => self.chars > *n,
             Cond::ShorterThan(n) => self.chars < *n,
+            Cond::FewerWordsThan(n) => self.words_up_to(*n) < *n,
             Cond::Mentions(l) => {
                 if let Some(probe) = self.probe {
                     probe.mark(*l);
@@ -142,6 +154,13 @@ impl Ctx<'_> {
                 Fact::of(FactKind::Length).count(self.chars, Some(*n)),
                 format_args!("the message has {} characters (limit {n})", self.chars),
             ),
+            Cond::FewerWordsThan(n) => {
+                let words = self.words_up_to(n.saturating_add(1));
+                out.typed(
+                    Fact::of(FactKind::Words).count(words, Some(*n)),
+                    format_args!("the message has {words} words (limit {n})"),
+                );
+            }
             Cond::Mentions(l) => {
                 let list = &self.rs.lists[*l];
                 match (self.hits.get(*l), self.hits.negated(*l)) {

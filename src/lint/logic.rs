@@ -7,6 +7,7 @@
 //! engine guarantees about them:
 //!
 //! - the message length is one number: `longer_than: 20` and `shorter_than: 10` contradict;
+//!   so is its number of words: `fewer_words_than: 3` and `not: {fewer_words_than: 5}`;
 //! - at most one skill is active: `skill_active: x` contradicts `skill_active: y` and
 //!   `skill_active: false`; at most one generation mode, and one interface mode, likewise;
 //! - a photo with a face is a photo: `attachment: {kind: photo, face: true}` implies
@@ -39,6 +40,7 @@ pub const MAX_TERMS: usize = 4096;
 enum Atom<'c> {
     LongerThan(usize),
     ShorterThan(usize),
+    FewerWordsThan(usize),
     Mentions(usize),
     SomeSkill,
     Skill(usize),
@@ -63,6 +65,7 @@ enum Atom<'c> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Kind<'c> {
     Length,
+    Words,
     Mentions(usize),
     Skill,
     AssistantAsked,
@@ -82,6 +85,7 @@ impl<'c> Atom<'c> {
     fn kind(self) -> Kind<'c> {
         match self {
             Atom::LongerThan(_) | Atom::ShorterThan(_) => Kind::Length,
+            Atom::FewerWordsThan(_) => Kind::Words,
             Atom::Mentions(l) => Kind::Mentions(l),
             Atom::SomeSkill | Atom::Skill(_) => Kind::Skill,
             Atom::AssistantAsked => Kind::AssistantAsked,
@@ -232,7 +236,7 @@ impl<'c> Chosen<'c> {
                 (Atom::ShorterThan(0), true) => return false,
                 (Atom::ShorterThan(n), true) => high = high.min(n - 1),
                 (Atom::ShorterThan(n), false) => low = low.max(n),
-                (Atom::Argument(_, []), true) => return false,
+                (Atom::FewerWordsThan(0), true) | (Atom::Argument(_, []), true) => return false,
                 _ => {
                     let same = self.by_kind.get(&lit.0.kind());
                     if same.is_some_and(|v| v.iter().any(|&b| clash(lit, b) || clash(b, lit))) {
@@ -331,6 +335,7 @@ fn atom_of(c: &Cond) -> Option<(Atom<'_>, bool)> {
     Some(match c {
         Cond::LongerThan(n) => (Atom::LongerThan(*n), true),
         Cond::ShorterThan(n) => (Atom::ShorterThan(*n), true),
+        Cond::FewerWordsThan(n) => (Atom::FewerWordsThan(*n), true),
         Cond::Mentions(l) => (Atom::Mentions(*l), true),
         Cond::SkillActive(SkillIs::Any) => (Atom::SomeSkill, true),
         Cond::SkillActive(SkillIs::None) => (Atom::SomeSkill, false),
@@ -382,7 +387,7 @@ fn out_of_bounds<'a, 'c: 'a>(term: impl IntoIterator<Item = &'a Lit<'c>>) -> boo
             (Atom::ShorterThan(0), true) => return true,
             (Atom::ShorterThan(n), true) => high = high.min(n - 1),
             (Atom::ShorterThan(n), false) => low = low.max(n),
-            (Atom::Argument(_, []), true) => return true,
+            (Atom::FewerWordsThan(0), true) | (Atom::Argument(_, []), true) => return true,
             _ => {}
         }
     }
@@ -401,6 +406,8 @@ fn clash((a, pa): Lit, (b, pb): Lit) -> bool {
         (Atom::GenerationMode(_), Atom::SomeGenerationMode) => pa && !pb,
         (Atom::UiMode(_), Atom::UiMode(_)) => pa && pb,
         (Atom::OpenFileNamed, Atom::FileOpen) => pa && !pb,
+        // Fewer than `a` words, and `b` or more, with `a <= b`.
+        (Atom::FewerWordsThan(a), Atom::FewerWordsThan(b)) => pa && !pb && a <= b,
         // A specific attachment is there, but no attachment of that kind at all is.
         (Atom::Attachment(k1, Some(_)), Atom::Attachment(k2, None)) => k1 == k2 && pa && !pb,
         (Atom::Argument(n1, v1), Atom::Argument(n2, v2)) if n1 == n2 => {
@@ -453,6 +460,17 @@ mod tests {
         assert!(!imp(&Cond::LongerThan(20), &Cond::LongerThan(30)));
         assert!(imp(&Cond::ShorterThan(5), &not(Cond::LongerThan(4))));
         assert!(!imp(&Cond::ShorterThan(6), &not(Cond::LongerThan(4))));
+        assert!(!sat(&all(vec![
+            Cond::FewerWordsThan(3),
+            not(Cond::FewerWordsThan(5))
+        ])));
+        assert!(sat(&all(vec![
+            Cond::FewerWordsThan(5),
+            not(Cond::FewerWordsThan(3))
+        ])));
+        assert!(!sat(&Cond::FewerWordsThan(0)));
+        assert!(imp(&Cond::FewerWordsThan(2), &Cond::FewerWordsThan(3)));
+        assert!(!imp(&Cond::FewerWordsThan(3), &Cond::FewerWordsThan(2)));
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub enum Condition {
     LongerThan(usize),
     /// The user's message is shorter than this many characters.
     ShorterThan(usize),
+    /// The user's message has fewer than this many words (runs of letters and digits, a hyphen
+    /// inside a word included):
+    /// `fewer_words_than: 3` holds for «найди отчёт», not for «найди отчёт за март».
+    FewerWordsThan(usize),
     /// The user's message contains a stem or pattern of this word list.
     Mentions(String),
     /// `true`: some skill is active; `false`: none is; a skill id: that skill is active.

@@ -313,6 +313,7 @@ pub(crate) enum Cond {
     Not(Box<Cond>),
     LongerThan(usize),
     ShorterThan(usize),
+    FewerWordsThan(usize),
     Mentions(usize),
     SkillActive(SkillIs),
     AssistantAsked(bool),
