@@ -158,9 +158,10 @@ pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findin
     )
 }
 
-/// The words of every list's entries written wholly in the letters of a transliteration
-/// table (`gmail`, `excel`): a message's word that a list writes in that script is the
-/// list's word, not a transliteration.
+/// The words of every list's entries, and of every tool's extraction choices, written wholly
+/// in the letters of a transliteration table (`gmail`, `excel`, `year`): a message's word that
+/// the rules write in that script is their word, not a transliteration («за year» fills the
+/// period the choice `year$` names).
 fn words_in_script(
     files: &[(SourceFile, RuleFile)],
     table: &std::collections::BTreeMap<String, String>,
@@ -171,8 +172,14 @@ fn words_in_script(
         .collect();
     let mut words: Vec<String> = files
         .iter()
-        .flat_map(|(_, rf)| rf.word_lists.iter())
-        .flat_map(|l| l.words.iter())
+        .flat_map(|(_, rf)| {
+            let lists = rf.word_lists.iter().flat_map(|l| l.words.iter());
+            let choices = (rf.tools.iter())
+                .flat_map(|t| t.extract.values())
+                .flat_map(|e| e.choose.iter())
+                .flat_map(|c| c.words.iter());
+            lists.chain(choices)
+        })
         // Through the word table: the standard test searches the Unicode tables for every
         // letter of every entry (most are Cyrillic).
         .flat_map(|entry| entry.split(|c: char| !crate::text::is_alphanumeric(c)))

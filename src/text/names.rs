@@ -45,15 +45,40 @@ pub fn name_words(name: &str) -> String {
     out.trim_end().to_owned()
 }
 
-/// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message:
-/// `_` in the message separates words as it does in names ("in plan_2025" names `Plan_2025`).
+/// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message,
+/// whose words are split the way names are: at `_` ("in plan_2025" names `Plan_2025`) and
+/// where letters meet digits ("в отчёт_q3", "в отчёт q3" name `Отчёт_Q3`, whose words are
+/// «отчёт», «q», «3»).
 pub fn find_name(text: &str, stems: &str) -> Option<(usize, usize)> {
-    if text.contains('_') {
-        // One byte for one: offsets in the copy are offsets in `text`.
-        find_phrase(&text.replace('_', " "), stems)
-    } else {
-        find_phrase(text, stems)
+    let boundary = |p: char, c: char| {
+        (p.is_alphabetic() && c.is_numeric()) || (p.is_numeric() && c.is_alphabetic())
+    };
+    let mut chars = text.chars().peekable();
+    let mut split = text.contains('_');
+    while let (Some(p), Some(&c)) = (chars.next(), chars.peek()) {
+        split |= boundary(p, c);
     }
+    if !split {
+        return find_phrase(text, stems);
+    }
+    // The message with a space for each `_` and between a letter and a digit; `at[i]` is where
+    // byte `i` of the copy was in `text` (one more entry: the end).
+    let mut copy = String::with_capacity(text.len() + 8);
+    let mut at: Vec<usize> = Vec::with_capacity(text.len() + 9);
+    let mut previous: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        if previous.is_some_and(|p| boundary(p, c)) {
+            copy.push(' ');
+            at.push(i);
+        }
+        let c = if c == '_' { ' ' } else { c };
+        copy.push(c);
+        at.extend(i..i + c.len_utf8());
+        previous = Some(c);
+    }
+    at.push(text.len());
+    let (start, end) = find_phrase(&copy, stems)?;
+    Some((*at.get(start)?, *at.get(end)?))
 }
 
 #[cfg(test)]
@@ -84,5 +109,18 @@ mod tests {
         }
         assert_eq!(find_name("in plan_2025 fix", &stems), Some((3, 12)));
         assert!(find_name("in planets 2024", &stems).is_none());
+    }
+
+    #[test]
+    fn letters_next_to_digits_in_the_message_are_two_words_as_in_names() {
+        let n = Normalizer::default();
+        let stems = n.name_stems(&n.normalize(&name_words("Report_Q3")));
+        for message in ["add to report_q3 the totals", "add to report q3 the totals"] {
+            assert!(find_name(message, &stems).is_some(), "{message}");
+        }
+        // Offsets are the message's own, around the inserted space.
+        assert_eq!(find_name("to report_q3 now", &stems), Some((3, 12)));
+        assert_eq!(find_name("to report q3", &stems), Some((3, 12)));
+        assert!(find_name("to report q4", &stems).is_none());
     }
 }

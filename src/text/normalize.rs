@@ -440,7 +440,9 @@ fn fold_look_alikes(chars: &mut [char], pairs: &[(char, char)]) -> Vec<usize> {
         for &c in word {
             match side(c) {
                 Some((s, _)) => alike[s] += 1,
-                None if super::is_word(c) && !c.is_ascii_digit() => {
+                // Only letters tell the script: digits and `_` belong to every word
+                // («отчёт_q3» is a Cyrillic word, not a Latin one with `_` on its side).
+                None if c.is_alphabetic() => {
                     for (s, b) in blocks.iter().enumerate() {
                         if b.contains(&block(c)) {
                             sure[s] += 1;
@@ -519,6 +521,9 @@ mod tests {
         assert!(!out.folded_within("hello".len(), "hello and".len()));
         // A word all in look-alikes of one script is left alone.
         assert_eq!(n.normalize("pop"), "pop");
+        // `_` and digits are no letters of any script: a Greek word with a Latin q and `_3`
+        // stays Greek (the `_` counted as Latin and turned its omicron into an o).
+        assert_eq!(n.normalize("\u{3BB}\u{3BF}_q3"), "\u{3BB}\u{3BF}_q3");
     }
 
     #[test]
