@@ -295,10 +295,11 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
 async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_fresh.yaml", 30, 300).await;
     // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
-    // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 93.3 % (208/223) and 92.0 % (69/75).
+    // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 93.3 % (208/223) and 92.0 % (69/75);
+    // at night (bare commands ask back): 93.3 % and 93.3 % (70/75).
     // The floors are the figures reached.
     assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
-    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+    assert!(chat_share >= 0.93, "left alone {chat_share:.3} < 0.93");
 }
 
 #[tokio::test]
@@ -307,9 +308,10 @@ async fn the_embedded_router_decides_the_blind_third_set() {
     // Written blind, then used in development (see the file's header). Seven short messages
     // came out word for word equal to an example and are not scored. On the other 251: 94.0 %
     // (173/184) and 91.0 % (61/67) after the day's changes, 95.1 % (175/184) and 92.5 % (62/67)
-    // after the evening's. The floors are the figures reached.
+    // after the evening's; 95.1 % and 94.0 % (63/67) at night (bare commands ask back). The
+    // floors are the figures reached.
     assert!(tool_share >= 0.95, "tool decisions {tool_share:.3} < 0.95");
-    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+    assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
 }
 
 #[tokio::test]
@@ -317,13 +319,24 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set4.yaml", 7, 200).await;
     // Written blind for the hard styles (see the file's header); the goals (93 %, 95 %) are far.
     // Seven short messages equal an example and are not scored. On the other 213: 86.8 %
-    // (131/151) and 72.6 % (45/62). The floors are the figures reached, so a change that makes
-    // decisions worse fails here.
+    // (131/151) and 72.6 % (45/62); at night 88.1 % (133/151) and 83.9 % (52/62): bare commands
+    // ask back, English words of extraction choices. The floors are the figures reached, so a
+    // change that makes decisions worse fails here.
+    assert!(tool_share >= 0.88, "tool decisions {tool_share:.3} < 0.88");
+    assert!(chat_share >= 0.83, "left alone {chat_share:.3} < 0.83");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_fifth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set5.yaml", 10, 200).await;
+    // Written blind (see the file's header), its first score 81.6 % and 63.7 %. After the bare
+    // commands, the questions about a topic and the English words of extraction choices:
+    // 82.9 % (131/158) and 81.2 % (65/80). The floors are the figures reached.
     assert!(
-        tool_share >= 0.865,
-        "tool decisions {tool_share:.3} < 0.865"
+        tool_share >= 0.825,
+        "tool decisions {tool_share:.3} < 0.825"
     );
-    assert!(chat_share >= 0.72, "left alone {chat_share:.3} < 0.72");
+    assert!(chat_share >= 0.81, "left alone {chat_share:.3} < 0.81");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
