@@ -380,6 +380,34 @@ async fn guards_veto_with_the_matched_pattern_and_where() {
 }
 
 #[tokio::test]
+async fn a_bare_command_of_fewer_words_than_a_guard_allows_is_dropped_and_the_trace_counts_them() {
+    let rules = RULES.replace(
+        "  - id: no-loops\n",
+        "  - id: bare-shop\n    description: a bare command asks back\n    tools: [shop]\n    drop_when: {fewer_words_than: 3}\n  - id: no-loops\n",
+    );
+    let loaded = load(&rules);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let rs = loaded.ruleset.expect("rules compile");
+    let shop = calls(&[("shop", json!({"query": "kettle"}))]);
+    // Two words, and a hyphenated word is one: dropped.
+    for bare in ["find kettle", "find something-cheap", "  find -- kettle!"] {
+        let d = decide(&rs, &user(bare), &shop).await;
+        assert!(tools(&d).is_empty(), "{bare}: {:?}", tools(&d));
+        let step = (d.trace.iter())
+            .find(|s| s.rule.as_deref() == Some("bare-shop"))
+            .expect("guard step");
+        assert!(
+            step.why.contains("the message has 2 words (limit 3)"),
+            "{}",
+            step.why
+        );
+    }
+    // Three words are a request with something said about it: kept.
+    let d = decide(&rs, &user("find a kettle"), &shop).await;
+    assert_eq!(tools(&d), ["shop"]);
+}
+
+#[tokio::test]
 async fn identical_successful_calls_are_not_repeated() {
     let rs = ruleset();
     let mut r = user("again please");
