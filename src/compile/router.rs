@@ -400,7 +400,11 @@ fn frames(
             gates,
             unless,
             boost_chat: frame.boost_chat.unwrap_or(0.0),
-            also_skills: frame.also_skills,
+            boost_skills: frame.boost_skills.unwrap_or(if frame.also_skills {
+                frame.boost_chat.unwrap_or(0.0)
+            } else {
+                0.0
+            }),
         });
     }
     out

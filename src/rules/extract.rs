@@ -276,6 +276,12 @@ pub struct Frame {
     /// right?» is the trainer's interview, not a tool).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub also_skills: bool,
+    /// For a question frame: the score added to the auto skills, when it should differ from
+    /// `boost_chat` (a weaker lean keeps «how do I write a good prompt?» out of a skill whose
+    /// words it shares, while «how do I squat right?» still reaches the trainer). Omitted: the
+    /// same as `boost_chat` with `also_skills`, else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost_skills: Option<f32>,
 }
 
 /// What a frame says about the message.

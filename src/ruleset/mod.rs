@@ -260,8 +260,8 @@ pub struct FrameDef {
     pub unless: Vec<regex::Regex>,
     /// Added to the no-tool score (question frames).
     pub boost_chat: f32,
-    /// Whether `boost_chat` is added to the auto skills too.
-    pub also_skills: bool,
+    /// Added to the auto skills' scores (question frames; `boost_chat` with `also_skills`).
+    pub boost_skills: f32,
 }
 
 /// A context rule of the embedded router, compiled.

@@ -71,9 +71,7 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
             FrameKind::Request => {}
             FrameKind::Question => {
                 out.boost_chat += f.boost_chat;
-                if f.also_skills {
-                    out.boost_skills += f.boost_chat;
-                }
+                out.boost_skills += f.boost_skills;
                 let mut note = ModelNote::new(
                     format!(
                         "frame {} leans to no tool (+{:.1}): a question about the topic",
