@@ -160,8 +160,8 @@ pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findin
 
 /// The words of every list's entries, and of every tool's extraction choices, written wholly
 /// in the letters of a transliteration table (`gmail`, `excel`, `year`): a message's word that
-/// the rules write in that script is their word, not a transliteration («за year» fills the
-/// period the choice `year$` names).
+/// the rules write in that script is their word, not a transliteration (`year` among Cyrillic
+/// words fills the period the choice `year$` names).
 fn words_in_script(
     files: &[(SourceFile, RuleFile)],
     table: &std::collections::BTreeMap<String, String>,

@@ -82,7 +82,8 @@ impl Why {
 impl Ctx<'_> {
     /// How many words the message has, counting no further than `most` (a condition on a few
     /// words never walks a long message). A word is a run of letters and digits, with the
-    /// hyphens and apostrophes inside it: «что-нибудь» is one word, a dash between spaces none.
+    /// hyphens and apostrophes inside it: "something-cheap" is one word, a dash between spaces
+    /// none.
     fn words_up_to(&self, most: usize) -> usize {
         self.text
             .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\''))

@@ -22,7 +22,7 @@ pub enum Condition {
     ShorterThan(usize),
     /// The user's message has fewer than this many words (runs of letters and digits, a hyphen
     /// inside a word included):
-    /// `fewer_words_than: 3` holds for «найди отчёт», not for «найди отчёт за март».
+    /// `fewer_words_than: 3` holds for "find report", not for "find the March report".
     FewerWordsThan(usize),
     /// The user's message contains a stem or pattern of this word list.
     Mentions(String),

@@ -47,8 +47,8 @@ pub fn name_words(name: &str) -> String {
 
 /// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message,
 /// whose words are split the way names are: at `_` ("in plan_2025" names `Plan_2025`) and
-/// where letters meet digits ("в отчёт_q3", "в отчёт q3" name `Отчёт_Q3`, whose words are
-/// «отчёт», «q», «3»).
+/// where letters meet digits ("in report_q3", "in report q3" name `Report_Q3`, whose words
+/// are "report", "q", "3").
 pub fn find_name(text: &str, stems: &str) -> Option<(usize, usize)> {
     let boundary = |p: char, c: char| {
         (p.is_alphabetic() && c.is_numeric()) || (p.is_numeric() && c.is_alphabetic())

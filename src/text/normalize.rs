@@ -441,7 +441,7 @@ fn fold_look_alikes(chars: &mut [char], pairs: &[(char, char)]) -> Vec<usize> {
             match side(c) {
                 Some((s, _)) => alike[s] += 1,
                 // Only letters tell the script: digits and `_` belong to every word
-                // («отчёт_q3» is a Cyrillic word, not a Latin one with `_` on its side).
+                // (a Cyrillic name with `_q3` is a Cyrillic word, not a Latin one).
                 None if c.is_alphabetic() => {
                     for (s, b) in blocks.iter().enumerate() {
                         if b.contains(&block(c)) {
