@@ -443,7 +443,7 @@ impl Ctx<'_> {
     fn file_name_said(&self, file_name: &str) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
         let name = norm.normalize(&text::name_words(text::base_name(file_name)));
-        text::find_name(self.text, &norm.name_stems(&name))
+        text::find_name(self.text, &name, norm.name_forms())
     }
 
     /// Where the argument's value is in the message: as written, or, for a file name (a value

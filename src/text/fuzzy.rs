@@ -107,6 +107,15 @@ fn edit_at(stem: &[char], word: &[char]) -> Option<usize> {
     fits.then_some(at)
 }
 
+/// Where `word` differs from `stem` by exactly one edit ([`edit_at`]): `None` when they are
+/// equal, differ by more, or either is longer than [`MAX_LETTERS`].
+pub(crate) fn edit_between(stem: &str, word: &str) -> Option<usize> {
+    let mut x = [' '; MAX_LETTERS];
+    let mut y = [' '; MAX_LETTERS];
+    let (nx, ny) = (letters(stem, &mut x)?, letters(word, &mut y)?);
+    edit_at(&x[..nx], &y[..ny])
+}
+
 /// Most letters a key holds: longer keys spare more words the comparison, but a stem shorter
 /// than the key sets it for every stem (each probe is then shorter).
 const MAX_KEY: usize = 5;

@@ -1,6 +1,6 @@
 //! Open files' names as a person says them.
 
-use super::phrase::find_phrase;
+use super::endings::Endings;
 use super::words::is_separator;
 
 /// A file name without its extension (a final `.` and one to five letters or digits).
@@ -45,40 +45,108 @@ pub fn name_words(name: &str) -> String {
     out.trim_end().to_owned()
 }
 
-/// Finds an open file's name (its [`name_words`], normalised and cut to stems) in a message,
-/// whose words are split the way names are: at `_` ("in plan_2025" names `Plan_2025`) and
-/// where letters meet digits ("in report_q3", "in report q3" name `Report_Q3`, whose words
-/// are "report", "q", "3").
-pub fn find_name(text: &str, stems: &str) -> Option<(usize, usize)> {
-    let boundary = |p: char, c: char| {
-        (p.is_alphabetic() && c.is_numeric()) || (p.is_numeric() && c.is_alphabetic())
-    };
-    let mut chars = text.chars().peekable();
-    let mut split = text.contains('_');
-    while let (Some(p), Some(&c)) = (chars.next(), chars.peek()) {
-        split |= boundary(p, c);
-    }
-    if !split {
-        return find_phrase(text, stems);
-    }
-    // The message with a space for each `_` and between a letter and a digit; `at[i]` is where
-    // byte `i` of the copy was in `text` (one more entry: the end).
-    let mut copy = String::with_capacity(text.len() + 8);
-    let mut at: Vec<usize> = Vec::with_capacity(text.len() + 9);
-    let mut previous: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        if previous.is_some_and(|p| boundary(p, c)) {
-            copy.push(' ');
-            at.push(i);
+/// How a message's words stand for the words of a file's name: in their forms (`endings`,
+/// the language's `matching.word_endings`), or, without a table, cut to stems of `cut` letters
+/// fewer (`matching.file_name_endings`).
+#[derive(Debug, Clone, Copy)]
+pub struct NameForms<'e> {
+    pub endings: Option<&'e Endings>,
+    pub cut: usize,
+}
+
+/// The letters of a name's word from which one typo is forgiven ("budjet" for `Budget`).
+const TYPO_FROM: usize = 6;
+
+impl NameForms<'_> {
+    /// Whether the message's word `m` is the name's word `w` (both normalised). Digits and words
+    /// of three letters or fewer must be equal. With an endings table, `m` is `w` in one of its
+    /// forms: a stem of `w` (`w`, or `w` without an ending of the table, of three letters or
+    /// more) and an allowed ending — "plans", "budgets", not "budgetary"; a name's word of six
+    /// letters or more may have one letter wrong, missing or swapped before the ending
+    /// ("budjet"), never one more (which would read an adjective made from it, its stem and a
+    /// suffix, as a typo of the noun).
+    fn same(&self, m: &str, w: &str) -> bool {
+        if m == w {
+            return true;
         }
-        let c = if c == '_' { ' ' } else { c };
-        copy.push(c);
-        at.extend(i..i + c.len_utf8());
-        previous = Some(c);
+        let letters = w.chars().count();
+        if letters <= 3 || !w.chars().all(char::is_alphabetic) {
+            return false;
+        }
+        let Some(endings) = self.endings.filter(|e| !e.is_empty()) else {
+            let keep = letters - self.cut.min(letters - 3);
+            let stem: String = w.chars().take(keep).collect();
+            return m.starts_with(&stem);
+        };
+        let stems = || {
+            w.char_indices()
+                .map(|(k, _)| k)
+                .filter(move |&k| w[..k].chars().count() >= 3 && endings.allows(&w[k..]))
+                .map(move |k| &w[..k])
+                .chain(std::iter::once(w))
+        };
+        if stems().any(|s| m.strip_prefix(s).is_some_and(|rest| endings.allows(rest))) {
+            return true;
+        }
+        if letters < TYPO_FROM {
+            return false;
+        }
+        // One typo before an allowed ending: the part before it is the stem with one letter
+        // wrong, missing or two swapped (as long as the stem, or one shorter).
+        let cuts = m
+            .char_indices()
+            .map(|(k, _)| k)
+            .chain(std::iter::once(m.len()))
+            .filter(|&k| endings.allows(&m[k..]));
+        cuts.into_iter().any(|k| {
+            let p = &m[..k];
+            stems().any(|s| {
+                let (lp, ls) = (p.chars().count(), s.chars().count());
+                ls >= TYPO_FROM - 1
+                    && (lp == ls || lp + 1 == ls)
+                    && super::fuzzy::edit_between(s, p).is_some()
+            })
+        })
     }
-    at.push(text.len());
-    let (start, end) = find_phrase(&copy, stems)?;
-    Some((*at.get(start)?, *at.get(end)?))
+}
+
+/// Finds an open file's name (its [`name_words`], normalised) in a message, word for word and
+/// in order, each word in its forms ([`NameForms`]). The message's words are split the way
+/// names are: at `_` ("in plan_2025" names `Plan_2025`) and where letters meet digits ("in
+/// report_q3", "in report q3" name `Report_Q3`, whose words are "report", "q", "3").
+pub fn find_name(text: &str, name: &str, forms: NameForms<'_>) -> Option<(usize, usize)> {
+    let wanted: Vec<&str> = name.split(is_separator).filter(|w| !w.is_empty()).collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    // The message's words: runs of letters, or of digits.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut start: Option<(usize, bool)> = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        let kind = c.is_alphanumeric().then(|| c.is_numeric());
+        match (start, kind) {
+            (Some((s, digits)), Some(d)) if d != digits => {
+                words.push((s, i));
+                start = Some((i, d));
+            }
+            (Some(_), Some(_)) => {}
+            (Some((s, _)), None) => {
+                words.push((s, i));
+                start = None;
+            }
+            (None, Some(d)) => start = Some((i, d)),
+            (None, None) => {}
+        }
+    }
+    words.windows(wanted.len()).find_map(|run| {
+        run.iter()
+            .zip(&wanted)
+            .all(|(&(s, e), w)| forms.same(&text[s..e], w))
+            .then(|| (run[0].0, run[run.len() - 1].1))
+    })
 }
 
 #[cfg(test)]
@@ -94,33 +162,67 @@ mod tests {
         assert_eq!(name_words("CV"), "CV");
     }
 
+    fn prefixes(cut: usize) -> NameForms<'static> {
+        NameForms { endings: None, cut }
+    }
+
     #[test]
     fn an_underscore_in_the_message_separates_words_of_a_name() {
-        let n = Normalizer::with_options(
-            [],
-            NormalizerOptions {
-                name_endings: 2,
-                ..NormalizerOptions::default()
-            },
-        );
-        let stems = n.name_stems(&n.normalize(&name_words("Plan_2025")));
+        let n = Normalizer::default();
+        let name = n.normalize(&name_words("Plan_2025"));
         for message in ["in plan_2025 fix the total", "in plans 2025 fix the total"] {
-            assert!(find_name(message, &stems).is_some(), "{message}");
+            assert!(
+                find_name(message, &name, prefixes(2)).is_some(),
+                "{message}"
+            );
         }
-        assert_eq!(find_name("in plan_2025 fix", &stems), Some((3, 12)));
-        assert!(find_name("in planets 2024", &stems).is_none());
+        assert_eq!(
+            find_name("in plan_2025 fix", &name, prefixes(2)),
+            Some((3, 12))
+        );
+        assert!(find_name("in planets 2024", &name, prefixes(2)).is_none());
     }
 
     #[test]
     fn letters_next_to_digits_in_the_message_are_two_words_as_in_names() {
         let n = Normalizer::default();
-        let stems = n.name_stems(&n.normalize(&name_words("Report_Q3")));
+        let name = n.normalize(&name_words("Report_Q3"));
         for message in ["add to report_q3 the totals", "add to report q3 the totals"] {
-            assert!(find_name(message, &stems).is_some(), "{message}");
+            assert!(
+                find_name(message, &name, prefixes(2)).is_some(),
+                "{message}"
+            );
         }
-        // Offsets are the message's own, around the inserted space.
-        assert_eq!(find_name("to report_q3 now", &stems), Some((3, 12)));
-        assert_eq!(find_name("to report q3", &stems), Some((3, 12)));
-        assert!(find_name("to report q4", &stems).is_none());
+        // Offsets are the message's own.
+        assert_eq!(
+            find_name("to report_q3 now", &name, prefixes(2)),
+            Some((3, 12))
+        );
+        assert_eq!(find_name("to report q3", &name, prefixes(2)), Some((3, 12)));
+        assert!(find_name("to report q4", &name, prefixes(2)).is_none());
+        assert!(find_name("to report q", &name, prefixes(2)).is_none());
+    }
+
+    #[test]
+    fn with_an_endings_table_a_name_word_is_matched_in_its_forms_and_one_typo() {
+        let endings = Endings::new(["s", "es", "ed", "ing"].map(String::from));
+        let forms = NameForms {
+            endings: Some(&endings),
+            cut: 2,
+        };
+        let named = |m: &str| find_name(m, "budget", forms).is_some();
+        assert!(named("add rent to the budget"));
+        assert!(named("add rent to the budgets"));
+        // One letter wrong, missing or two swapped, in a word of six letters.
+        assert!(named("add rent to the budjet"));
+        assert!(named("add rent to the buget"));
+        assert!(named("add rent to the budgte"));
+        // Another word made from it is not the name, nor is the stem with a letter too many.
+        assert!(!named("a budgetary plan"));
+        assert!(!named("the budgett"));
+        assert!(!named("a budgie"));
+        // Short words and digits are equal or nothing.
+        assert!(find_name("plan for 2025", "plan 2025", forms).is_some());
+        assert!(find_name("plans for 2026", "plan 2026", forms).is_none());
     }
 }

@@ -208,6 +208,15 @@ impl Normalizer {
         }
     }
 
+    /// How a message's words stand for the words of a file's name: in their forms by
+    /// `word_endings`, else cut by `name_endings` letters (see [`super::NameForms`]).
+    pub fn name_forms(&self) -> super::NameForms<'_> {
+        super::NameForms {
+            endings: self.endings().map(|e| &**e),
+            cut: self.options.name_endings,
+        }
+    }
+
     /// A normalised file name as stems: each word without its last `name_endings` letters.
     pub fn name_stems(&self, name: &str) -> String {
         let n = self.options.name_endings;
