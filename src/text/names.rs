@@ -113,9 +113,16 @@ impl NameForms<'_> {
 /// Finds an open file's name (its [`name_words`], normalised) in a message, word for word and
 /// in order, each word in its forms ([`NameForms`]). The message's words are split the way
 /// names are: at `_` ("in plan_2025" names `Plan_2025`) and where letters meet digits ("in
-/// report_q3", "in report q3" name `Report_Q3`, whose words are "report", "q", "3").
+/// report_q3", "in report q3" name `Report_Q3`, whose words are "report", "q", "3"). People
+/// leave out a name's tail of codes — a version, a year, a quarter: "in the sales report"
+/// names `SalesReport_Q2_2025`. So the words before the first word with a digit or of one or
+/// two letters are enough, when there are any; the rest, when said, must follow them.
 pub fn find_name(text: &str, name: &str, forms: NameForms<'_>) -> Option<(usize, usize)> {
     let wanted: Vec<&str> = name.split(is_separator).filter(|w| !w.is_empty()).collect();
+    let lead = wanted
+        .iter()
+        .take_while(|w| w.chars().count() > 2 && !w.chars().any(char::is_numeric))
+        .count();
     if wanted.is_empty() {
         return None;
     }
@@ -141,9 +148,18 @@ pub fn find_name(text: &str, name: &str, forms: NameForms<'_>) -> Option<(usize,
             (None, None) => {}
         }
     }
-    words.windows(wanted.len()).find_map(|run| {
+    let whole = words.windows(wanted.len()).find_map(|run| {
         run.iter()
             .zip(&wanted)
+            .all(|(&(s, e), w)| forms.same(&text[s..e], w))
+            .then(|| (run[0].0, run[run.len() - 1].1))
+    });
+    if whole.is_some() || lead == 0 || lead == wanted.len() {
+        return whole;
+    }
+    words.windows(lead).find_map(|run| {
+        run.iter()
+            .zip(&wanted[..lead])
             .all(|(&(s, e), w)| forms.same(&text[s..e], w))
             .then(|| (run[0].0, run[run.len() - 1].1))
     })
@@ -199,8 +215,28 @@ mod tests {
             Some((3, 12))
         );
         assert_eq!(find_name("to report q3", &name, prefixes(2)), Some((3, 12)));
+        // The code at the end may be left out, but a different one is another file.
+        assert_eq!(
+            find_name("to the report now", &name, prefixes(2)),
+            Some((7, 13))
+        );
         assert!(find_name("to report q4", &name, prefixes(2)).is_none());
-        assert!(find_name("to report q", &name, prefixes(2)).is_none());
+    }
+
+    #[test]
+    fn a_name_is_named_by_its_words_without_its_tail_of_codes() {
+        let n = Normalizer::default();
+        let name = n.normalize(&name_words("SalesReport_Q2_2025"));
+        assert_eq!(name, "sales report q 2 2025");
+        let named = |m: &str| find_name(m, &name, prefixes(0)).is_some();
+        assert!(named("in sales report fix june"));
+        assert!(named("in salesreport_q2_2025 fix june") || named("in sales_report_q2_2025"));
+        assert!(!named("in the report fix june"));
+        assert!(!named("in sales report q3 fix june"));
+        // A name that is all codes must be said whole.
+        let codes = n.normalize(&name_words("Q3_2025"));
+        assert!(find_name("in q3 2025 fix", &codes, prefixes(0)).is_some());
+        assert!(find_name("in q3 fix", &codes, prefixes(0)).is_none());
     }
 
     #[test]

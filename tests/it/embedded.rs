@@ -571,3 +571,70 @@ async fn a_short_request_without_its_object_asks_back() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// B6: a general verb alone, with one general object, or with only a time asks back and the
+/// trace names the rule; the same verb with something said about its object is done, and a
+/// draft on screen or an open file gives the bare verb its object.
+#[tokio::test]
+async fn a_bare_command_asks_back_unless_the_context_gives_its_object() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str]); 8] = [
+        ("найди", &[]),
+        ("проверь почту", &[]),
+        ("обнови таблицу", &[]),
+        ("напомни потом", &[]),
+        ("поставь на завтра", &[]),
+        ("найди письмо от банка про кредит", &["mail_search"]),
+        ("напомни завтра в 9 позвонить маме", &["reminder_create"]),
+        (
+            "сделай график продаж по месяцам из этих цифр",
+            &["chart_build"],
+        ),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let d = decide(&rs, &model, &say("проверь почту")).await;
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.rule.as_deref() == Some("bare-command-asks-back")),
+        "{:#?}",
+        d.trace
+    );
+    let publish = request(json!({
+        "messages": [{"role": "user", "content": "опубликуй"}],
+        "draft_shown": true
+    }));
+    assert_eq!(
+        tools(&decide(&rs, &model, &publish).await),
+        ["post_publish"]
+    );
+    let edit = request(json!({
+        "messages": [{"role": "user", "content": "обнови таблицу"}],
+        "ui": {"open_file": {"name": "Продажи.xlsx"}}
+    }));
+    assert_eq!(tools(&decide(&rs, &model, &edit).await), ["doc_edit"]);
+}
+
+/// Not a request: a report of what was done, a negated reminder, an idiom with a tool's word.
+#[tokio::test]
+async fn reports_negations_and_idioms_are_left_alone() {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    let cases: [(&str, &[&str]); 6] = [
+        ("я уже сам отправил отчёт начальнику, не переживай", &[]),
+        ("вчера выложила пост про дачу, всем понравилось", &[]),
+        ("не напоминай мне больше про бассейн", &[]),
+        ("опять на работе нарисовался новый начальник", &[]),
+        (
+            "я уже отправил письмо, теперь напомни завтра проверить ответ",
+            &["reminder_create"],
+        ),
+        ("напомни в пятницу про бассейн", &["reminder_create"]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
