@@ -434,27 +434,34 @@ impl Ctx<'_> {
     }
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
-        self.file_name_said(self.open_file()?)
+        // A pre-rule may act on this alone: the whole name, not only its lead.
+        self.file_name_said(self.open_file()?, false)
     }
 
     /// Where a file's name is in the message as a name is said: without its extension, split
     /// at `_` and case changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the
-    /// budgets" names `Budget.xlsx`).
-    fn file_name_said(&self, file_name: &str) -> Option<(usize, usize)> {
+    /// budgets" names `Budget.xlsx`); `lead_is_enough`: its words before a tail of codes will
+    /// do ([`text::find_name`]).
+    fn file_name_said(&self, file_name: &str, lead_is_enough: bool) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
         let name = norm.normalize(&text::name_words(text::base_name(file_name)));
-        text::find_name(self.text, &name, norm.name_forms())
+        text::find_name(self.text, &name, norm.name_forms(), lead_is_enough)
     }
 
     /// Where the argument's value is in the message: as written, or, for a file name (a value
     /// with an extension), as [`file_name_said`](Self::file_name_said) finds it. A value
     /// without an extension is matched as written only: "make a file with the totals" does not
-    /// name a file `Total` the model made up.
+    /// name a file `Total` the model made up. The call names the file already, so the words
+    /// before its tail of codes are mention enough ("in the sales report" for
+    /// `SalesReport_Q2_2025.xlsx`).
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
         let is_file_name = text::base_name(value).len() != value.len();
-        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
-            .or_else(|| is_file_name.then(|| self.file_name_said(value)).flatten())
+        text::find_phrase(self.text, &self.rs.normalizer.normalize(value)).or_else(|| {
+            is_file_name
+                .then(|| self.file_name_said(value, true))
+                .flatten()
+        })
     }
 
     fn repeats(&self, call: Option<&Pending>) -> bool {
