@@ -297,12 +297,13 @@ async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     // Issue 26, before its changes: 88.3 % (197/223) and 76.0 % (57/75); after: 91.5 %
     // (204/223) and 90.7 % (68/75); 2026-12-04 evening: 93.3 % (208/223) and 92.0 % (69/75);
     // at night (bare commands ask back, reports of the past, a weaker lean to skills): 93.7 %
-    // (209/223) and 96.0 % (72/75). The floors are the figures reached.
+    // (209/223) and 96.0 % (72/75); after set 6's changes 94.6 % (211/223) and 97.3 % (73/75).
+    // The floors are the figures reached.
     assert!(
-        tool_share >= 0.935,
-        "tool decisions {tool_share:.3} < 0.935"
+        tool_share >= 0.945,
+        "tool decisions {tool_share:.3} < 0.945"
     );
-    assert!(chat_share >= 0.955, "left alone {chat_share:.3} < 0.955");
+    assert!(chat_share >= 0.97, "left alone {chat_share:.3} < 0.97");
 }
 
 #[tokio::test]
@@ -324,9 +325,10 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // Seven short messages equal an example and are not scored. On the other 213: 86.8 %
     // (131/151) and 72.6 % (45/62); at night 87.4 % (132/151) and 88.7 % (55/62): bare commands
     // ask back, English words of extraction choices, a weaker lean of questions to the skills
-    // (one skill question lost, three messages more left alone). The floors are the figures
-    // reached, so a change that makes decisions worse fails here.
-    assert!(tool_share >= 0.87, "tool decisions {tool_share:.3} < 0.87");
+    // (one skill question lost, three messages more left alone); after sets 5 and 6's changes
+    // 90.1 % (136/151) and 88.7 %. The floors are the figures reached, so a change that makes
+    // decisions worse fails here.
+    assert!(tool_share >= 0.9, "tool decisions {tool_share:.3} < 0.9");
     assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
 }
 
@@ -336,22 +338,28 @@ async fn the_embedded_router_decides_the_blind_fifth_set() {
     // Written blind (see the file's header), its first score 81.6 % and 63.7 %. After the bare
     // commands, the questions about a topic and the English words of extraction choices:
     // 82.9 % (131/158) and 81.2 % (65/80); then slang and English examples, polite wrappers,
-    // reports of the past, negated reminders: 86.7 % (137/158) and 86.2 % (69/80). The floors
-    // are the figures reached.
+    // reports of the past, negated reminders: 86.7 % (137/158) and 86.2 % (69/80); then idioms,
+    // English extraction words, scheduling verbs: 91.8 % (145/158) and 91.2 % (73/80). The
+    // floors are the figures reached.
     assert!(
-        tool_share >= 0.865,
-        "tool decisions {tool_share:.3} < 0.865"
+        tool_share >= 0.915,
+        "tool decisions {tool_share:.3} < 0.915"
     );
-    assert!(chat_share >= 0.86, "left alone {chat_share:.3} < 0.86");
+    assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
 }
 
 #[tokio::test]
 async fn the_embedded_router_decides_the_blind_sixth_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set6.yaml", 10, 240).await;
     // Written blind (see the file's header), its first score 75.0 % and 88.0 % on the pack
-    // after set 5's changes. After its own: FIGURES. The floors are the figures reached.
-    assert!(tool_share >= 0.0, "tool decisions {tool_share:.3} < 0.0");
-    assert!(chat_share >= 0.0, "left alone {chat_share:.3} < 0.0");
+    // after set 5's changes. After its own (wishes, office questions, negated events): 79.8 %
+    // (134/168) and 91.2 % (83/91); one message equals an example. The floors are the figures
+    // reached.
+    assert!(
+        tool_share >= 0.795,
+        "tool decisions {tool_share:.3} < 0.795"
+    );
+    assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
