@@ -69,8 +69,16 @@ impl NameForms<'_> {
         if m == w {
             return true;
         }
+        // Most words of a message are not the name's: every form starts with the word's first
+        // letters, and one typo leaves the first or the second in its place (or swaps them).
+        let mut wc = w.chars();
+        let mut mc = m.chars();
+        let (w0, w1, m0, m1) = (wc.next(), wc.next(), mc.next(), mc.next());
+        if !(m0 == w0 || (m1.is_some() && m1 == w1) || (m0.is_some() && m0 == w1)) {
+            return false;
+        }
         let letters = w.chars().count();
-        if letters <= 3 || !w.chars().all(char::is_alphabetic) {
+        if letters <= 3 || !w.chars().all(|c| super::is_alphanumeric(c) && !c.is_numeric()) {
             return false;
         }
         let Some(endings) = self.endings.filter(|e| !e.is_empty()) else {
@@ -158,7 +166,7 @@ fn message_words(text: &str) -> Vec<(usize, usize)> {
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
     {
-        let kind = c.is_alphanumeric().then(|| c.is_numeric());
+        let kind = super::is_alphanumeric(c).then(|| c.is_ascii_digit());
         match (start, kind) {
             (Some((s, digits)), Some(d)) if d != digits => {
                 words.push((s, i));
