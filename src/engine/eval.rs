@@ -35,7 +35,13 @@ pub(crate) struct Ctx<'a> {
     pub probe: Option<&'a super::probe::Probe>,
     /// What the message matched, every word list at once (one scan per message).
     pub hits: Hits,
+    /// Its words, counted up to [`WORDS_COUNTED`] the first time a condition asks.
+    pub words: std::cell::Cell<Option<usize>>,
 }
+
+/// How far the words of a message are counted once for every `fewer_words_than` of a request;
+/// a larger bound counts again, up to itself.
+const WORDS_COUNTED: usize = 64;
 
 /// The explanation of a trace step: facts joined by `; `, built in one string, and the same
 /// as values (what matched where, and the other facts).
@@ -85,11 +91,22 @@ impl Ctx<'_> {
     /// hyphens and apostrophes inside it: "something-cheap" is one word, a dash between spaces
     /// none.
     fn words_up_to(&self, most: usize) -> usize {
-        self.text
-            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\''))
-            .filter(|w| w.chars().any(char::is_alphanumeric))
-            .take(most)
-            .count()
+        let count = |most: usize| {
+            self.text
+                .split(|c: char| !(text::is_alphanumeric(c) || c == '-' || c == '\''))
+                .filter(|w| w.chars().any(text::is_alphanumeric))
+                .take(most)
+                .count()
+        };
+        if most > WORDS_COUNTED {
+            return count(most);
+        }
+        let words = self.words.get().unwrap_or_else(|| {
+            let n = count(WORDS_COUNTED);
+            self.words.set(Some(n));
+            n
+        });
+        words.min(most)
     }
 
     pub fn eval(&self, c: &Cond, call: Option<&Pending>) -> bool {

@@ -163,6 +163,7 @@ impl<'a> Run<'a> {
                 skill,
                 probe: None,
                 hits: rs.scanner.scan_normalized(normalized),
+                words: std::cell::Cell::new(None),
             },
             calls: Vec::new(),
             model_called: false,

@@ -78,7 +78,11 @@ impl NameForms<'_> {
             return false;
         }
         let letters = w.chars().count();
-        if letters <= 3 || !w.chars().all(|c| super::is_alphanumeric(c) && !c.is_numeric()) {
+        if letters <= 3
+            || !w
+                .chars()
+                .all(|c| super::is_alphanumeric(c) && !c.is_numeric())
+        {
             return false;
         }
         let Some(endings) = self.endings.filter(|e| !e.is_empty()) else {
