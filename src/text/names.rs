@@ -133,7 +133,7 @@ impl NameForms<'_> {
 /// letters are enough when it has any: people leave out a tail of codes — a version, a year,
 /// a quarter — so "in the sales report" names `SalesReport_Q2_2025`. A caller that acts on the
 /// name alone asks for the whole of it; one that only checks a name given elsewhere (a call's
-/// argument) takes the lead.
+/// argument) takes the lead, unless another code follows it ("report q4" for `Report_Q3`).
 pub fn find_name(
     text: &str,
     name: &str,
@@ -149,17 +149,31 @@ pub fn find_name(
         .take_while(|w| w.chars().count() > 2 && !w.chars().any(char::is_numeric))
         .count();
     let words = message_words(text);
-    let matched = |wanted: &[&str]| {
+    // A code after the lead (a number, or one or two letters and a number: "q4") that is not
+    // the name's own names another file.
+    let digits = |k: usize| {
+        words
+            .get(k)
+            .is_some_and(|&(s, e)| text[s..e].bytes().all(|b| b.is_ascii_digit()))
+    };
+    let code_at = |k: usize| {
+        digits(k)
+            || (words
+                .get(k)
+                .is_some_and(|&(s, e)| text[s..e].chars().count() <= 2)
+                && digits(k + 1))
+    };
+    let matched = |wanted: &[&str], no_code_after: bool| {
         (0..words.len()).find_map(|first| {
-            let last = run_from(text, &words[first..], wanted, forms)?;
-            Some((words[first].0, words[first + last].1))
+            let last = first + run_from(text, &words[first..], wanted, forms)?;
+            (!(no_code_after && code_at(last + 1))).then(|| (words[first].0, words[last].1))
         })
     };
-    let whole = matched(&wanted);
+    let whole = matched(&wanted, false);
     if whole.is_some() || !lead_is_enough || lead == 0 || lead == wanted.len() {
         return whole;
     }
-    matched(&wanted[..lead])
+    matched(&wanted[..lead], true)
 }
 
 /// The message's words for names: runs of letters, or of digits (byte spans).
@@ -221,7 +235,7 @@ fn run_from(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::{Normalizer, NormalizerOptions};
+    use crate::text::Normalizer;
 
     #[test]
     fn a_file_name_splits_where_a_person_hears_words() {
@@ -271,12 +285,14 @@ mod tests {
             find_name("to report q3", &name, prefixes(2), false),
             Some((3, 12))
         );
-        // The code at the end may be left out, but a different one is another file.
+        // The code at the end may be left out when the lead is enough, but a different one is
+        // another file.
         assert_eq!(
-            find_name("to the report now", &name, prefixes(2)),
+            find_name("to the report now", &name, prefixes(2), true),
             Some((7, 13))
         );
-        assert!(find_name("to report q4", &name, prefixes(2)).is_none());
+        assert!(find_name("to the report now", &name, prefixes(2), false).is_none());
+        assert!(find_name("to report q4", &name, prefixes(2), true).is_none());
     }
 
     #[test]
