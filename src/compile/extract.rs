@@ -191,10 +191,20 @@ impl Cx<'_, '_> {
             }
             // The longest stem first: «fifteen» before «fif».
             words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
+            let joiners = (n.joiners.iter())
+                .map(|j| {
+                    norm.normalize(j)
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .filter(|j| !j.is_empty())
+                .collect();
             NumberDef {
                 patterns,
                 units,
                 words,
+                joiners,
                 integer: kind == "integer",
             }
         });

@@ -94,6 +94,11 @@ pub struct NumberExtraction {
     /// thousand five hundred» → 7500). Share one list between tools with a YAML anchor.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub words: BTreeMap<String, f64>,
+    /// Words that may stand between two number words of one run without a value of their own
+    /// («two and a half thousand»: `joiners: [and a]`, with `half: 0.5` among the words, reads
+    /// 2500). Each is one or more words, matched whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joiners: Vec<String>,
 }
 
 /// Where in the request's context a value comes from.

@@ -41,6 +41,8 @@ pub(crate) struct NumberDef {
     pub(crate) units: Vec<(String, f64)>,
     /// Numbers written as words, longest stem first.
     pub(crate) words: Vec<NumberWord>,
+    /// Normalised words that may join two number words of a run (spaces single).
+    pub(crate) joiners: Vec<String>,
     pub(crate) integer: bool,
 }
 
@@ -526,6 +528,7 @@ mod tests {
                 .collect(),
             units: vec![("thousand".into(), 1000.0)],
             words,
+            joiners: vec!["and a".into()],
             integer: false,
         }
     }
@@ -547,6 +550,21 @@ mod tests {
             n.find("under twenty-seven").map(|f| f.value),
             Some(Value::from(27))
         );
+    }
+
+    #[test]
+    fn a_joiner_keeps_two_number_words_in_one_run() {
+        let mut n = numbers(&[r"under (?P<number>[0-9.]+)"]);
+        n.words.push(NumberWord {
+            stem: "half".into(),
+            whole: true,
+            value: 0.5,
+        });
+        let f = n.find("under seven and a half thousand").expect("a number");
+        assert_eq!(f.value, Value::from(7500));
+        // Not between number words, a joiner is text as any other.
+        let f = n.find("under seven and a dog").expect("a number");
+        assert_eq!(f.value, Value::from(7));
     }
 
     #[test]

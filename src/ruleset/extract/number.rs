@@ -19,6 +19,22 @@ impl NumberDef {
             .map(|w| w.value)
     }
 
+    /// Whether `gap` (the text between two number words) keeps them in one run: spaces or
+    /// hyphens only, or a joiner between spaces («seven and a half»).
+    fn joins(&self, gap: &str) -> bool {
+        if gap.chars().all(|c| c == ' ' || c == '-') {
+            return true;
+        }
+        let words: Vec<&str> = gap.split_whitespace().collect();
+        !words.is_empty()
+            && gap.starts_with(' ')
+            && gap.ends_with(' ')
+            && self
+                .joiners
+                .iter()
+                .any(|j| j.split(' ').eq(words.iter().copied()))
+    }
+
     /// `text` with each run of number words (separated by spaces or hyphens only) written as
     /// one number; `None` when it has none. A run's leading multipliers are left as they are,
     /// so «15 thousand» keeps its unit for the patterns.
@@ -47,11 +63,7 @@ impl NumberDef {
         let mut k = 0;
         while k < words.len() {
             let mut j = k;
-            while j + 1 < words.len()
-                && text[words[j].1..words[j + 1].0]
-                    .chars()
-                    .all(|c| c == ' ' || c == '-')
-            {
+            while j + 1 < words.len() && self.joins(&text[words[j].1..words[j + 1].0]) {
                 j += 1;
             }
             let run = &words[k..=j];
