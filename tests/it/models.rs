@@ -326,9 +326,12 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // (131/151) and 72.6 % (45/62); at night 87.4 % (132/151) and 88.7 % (55/62): bare commands
     // ask back, English words of extraction choices, a weaker lean of questions to the skills
     // (one skill question lost, three messages more left alone); after sets 5 and 6's changes
-    // 90.1 % (136/151) and 88.7 %. The floors are the figures reached, so a change that makes
-    // decisions worse fails here.
-    assert!(tool_share >= 0.9, "tool decisions {tool_share:.3} < 0.9");
+    // 90.1 % (136/151) and 88.7 %; with «две с половиной» read as 2.5: 90.7 % (137/151). The
+    // floors are the figures reached, so a change that makes decisions worse fails here.
+    assert!(
+        tool_share >= 0.905,
+        "tool decisions {tool_share:.3} < 0.905"
+    );
     assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
 }
 
@@ -352,13 +355,10 @@ async fn the_embedded_router_decides_the_blind_fifth_set() {
 async fn the_embedded_router_decides_the_blind_sixth_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set6.yaml", 10, 240).await;
     // Written blind (see the file's header), its first score 75.0 % and 88.0 % on the pack
-    // after set 5's changes. After its own (wishes, office questions, negated events): 79.8 %
-    // (134/168) and 91.2 % (83/91); one message equals an example. The floors are the figures
-    // reached.
-    assert!(
-        tool_share >= 0.795,
-        "tool decisions {tool_share:.3} < 0.795"
-    );
+    // after set 5's changes. After its own (wishes, office questions, negated events, «с
+    // половиной» in numbers): 81.0 % (136/168) and 91.2 % (83/91); one message equals an
+    // example. The floors are the figures reached.
+    assert!(tool_share >= 0.81, "tool decisions {tool_share:.3} < 0.81");
     assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
 }
 
