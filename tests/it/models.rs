@@ -280,11 +280,9 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     // The goals of issue 13, reached: 90.8 % (344/379) and 95.5 % (106/111). The floors are the
     // figures reached, so a change that makes decisions worse fails here.
     // Issue 26: 91.3 % (346/379), 96.4 % (107/111); 2026-12-04 evening: 91.6 % (347/379),
-    // 98.2 % (109/111).
-    assert!(
-        tool_share >= 0.915,
-        "tool decisions {tool_share:.3} < 0.915"
-    );
+    // 98.2 % (109/111); at night (an address with a verb of writing is a letter): 92.1 %
+    // (349/379).
+    assert!(tool_share >= 0.92, "tool decisions {tool_share:.3} < 0.92");
     assert!(
         chat_share >= 0.98,
         "chit-chat left alone {chat_share:.3} < 0.98"
@@ -326,12 +324,10 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // (131/151) and 72.6 % (45/62); at night 87.4 % (132/151) and 88.7 % (55/62): bare commands
     // ask back, English words of extraction choices, a weaker lean of questions to the skills
     // (one skill question lost, three messages more left alone); after sets 5 and 6's changes
-    // 90.1 % (136/151) and 88.7 %; with «две с половиной» read as 2.5: 90.7 % (137/151). The
-    // floors are the figures reached, so a change that makes decisions worse fails here.
-    assert!(
-        tool_share >= 0.905,
-        "tool decisions {tool_share:.3} < 0.905"
-    );
+    // 90.1 % (136/151) and 88.7 %; with «две с половиной» read as 2.5: 90.7 % (137/151); with
+    // letters to an address and comments under a post: 92.1 % (139/151). The floors are the
+    // figures reached, so a change that makes decisions worse fails here.
+    assert!(tool_share >= 0.92, "tool decisions {tool_share:.3} < 0.92");
     assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
 }
 
@@ -356,9 +352,9 @@ async fn the_embedded_router_decides_the_blind_sixth_set() {
     let (tool_share, chat_share) = evaluate("tests/data/router_eval_set6.yaml", 10, 240).await;
     // Written blind (see the file's header), its first score 75.0 % and 88.0 % on the pack
     // after set 5's changes. After its own (wishes, office questions, negated events, «с
-    // половиной» in numbers): 81.0 % (136/168) and 91.2 % (83/91); one message equals an
-    // example. The floors are the figures reached.
-    assert!(tool_share >= 0.81, "tool decisions {tool_share:.3} < 0.81");
+    // половиной» in numbers, letters to an address, comments under a post): 83.3 % (140/168)
+    // and 91.2 % (83/91); one message equals an example. The floors are the figures reached.
+    assert!(tool_share >= 0.83, "tool decisions {tool_share:.3} < 0.83");
     assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
 }
 
