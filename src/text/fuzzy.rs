@@ -547,12 +547,7 @@ mod tests {
     /// Whether `a` and `b` differ by exactly one edit (a letter wrong, missing, extra, or two
     /// neighbours swapped); an edit of the first letter counts only with `first_letter`.
     fn one_edit(a: &str, b: &str, first_letter: bool) -> bool {
-        let mut x = [' '; MAX_LETTERS];
-        let mut y = [' '; MAX_LETTERS];
-        let (Some(nx), Some(ny)) = (letters(a, &mut x), letters(b, &mut y)) else {
-            return false;
-        };
-        edit_at(&x[..nx], &y[..ny]).is_some_and(|at| first_letter || at > 0)
+        edit_between(a, b).is_some_and(|at| first_letter || at > 0)
     }
 
     fn tolerant(stems: &[(&str, usize)], first_letter: bool) -> FuzzyStems {

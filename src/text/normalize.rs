@@ -217,28 +217,6 @@ impl Normalizer {
         }
     }
 
-    /// A normalised file name as stems: each word without its last `name_endings` letters.
-    pub fn name_stems(&self, name: &str) -> String {
-        let n = self.options.name_endings;
-        let mut out = String::with_capacity(name.len());
-        for word in name
-            .split(super::words::is_separator)
-            .filter(|w| !w.is_empty())
-        {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            let letters = word.chars().count();
-            let keep = if word.chars().all(char::is_alphabetic) && letters > 3 {
-                letters - n.min(letters - 3)
-            } else {
-                letters
-            };
-            out.extend(word.chars().take(keep));
-        }
-        out
-    }
-
     /// Lower case and folds, character for character; `None` when `text` has anything the
     /// options change: a combining mark, an invisible character, or a word with letters of
     /// two Unicode blocks (a look-alike may hide in it). Most messages have none of these (a
@@ -555,19 +533,6 @@ mod tests {
             n.normalize("Straße h\u{3BF}\u{200B}"),
             "strase h\u{3BF}\u{200B}"
         );
-    }
-
-    #[test]
-    fn file_names_lose_their_endings() {
-        let n = Normalizer::with_options(
-            [],
-            NormalizerOptions {
-                name_endings: 2,
-                ..NormalizerOptions::default()
-            },
-        );
-        assert_eq!(n.name_stems("budgets 2024"), "budge 2024");
-        assert_eq!(n.name_stems("tax"), "tax");
     }
 
     fn latin_to_greek() -> Normalizer {
