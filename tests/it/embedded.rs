@@ -20,6 +20,14 @@ fn pack() -> RuleSet {
         .expect("the shipped rules load")
 }
 
+/// The shipped pack and the embedded router prepared for it.
+fn prepared() -> (RuleSet, EmbeddedModel) {
+    let rs = pack();
+    let model = EmbeddedModel::new();
+    model.prepare(&rs);
+    (rs, model)
+}
+
 fn request(v: Value) -> Request {
     serde_json::from_value(v).expect("a valid request")
 }
@@ -57,9 +65,7 @@ fn tools(d: &Decision) -> Vec<&str> {
 
 #[tokio::test]
 async fn the_articles_own_requests_are_tool_decisions_with_valid_arguments() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str], Value); 4] = [
         (
             "Сколько визитов на сайте за неделю",
@@ -113,9 +119,7 @@ async fn the_articles_own_requests_are_tool_decisions_with_valid_arguments() {
 
 #[tokio::test]
 async fn every_tool_of_the_pack_can_come_out_of_the_embedded_router() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let skill_tool = rs.router().skill_tool.clone();
     let mut never = Vec::new();
     for tool in rs.tools().iter().filter(|t| t.id != skill_tool) {
@@ -156,9 +160,7 @@ async fn every_tool_of_the_pack_can_come_out_of_the_embedded_router() {
 
 #[tokio::test]
 async fn context_rules_out_a_photo_tool_without_a_photo_and_favours_the_open_file() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let d = decide(&rs, &model, &say("что это?")).await;
     assert!(!tools(&d).contains(&"photo_describe"), "{:#?}", d.trace);
     assert!(
@@ -183,9 +185,7 @@ async fn context_rules_out_a_photo_tool_without_a_photo_and_favours_the_open_fil
 /// «расшифруй голосовое» read text aloud.
 #[tokio::test]
 async fn a_request_for_a_tool_the_context_rules_out_asks_back_instead_of_taking_the_next() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases = [
         (
             "что на картинке",
@@ -498,9 +498,7 @@ async fn a_caller_that_does_not_normalise_the_message_gets_the_same_answer() {
 /// advice on a film or a book is a conversation.
 #[tokio::test]
 async fn a_question_whether_it_can_be_done_is_answered_and_a_wish_to_buy_is_searched() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 12] = [
         ("можно ли удалить пост после публикации", &[]),
         ("возможно ли восстановить удалённый документ", &[]),
@@ -524,9 +522,7 @@ async fn a_question_whether_it_can_be_done_is_answered_and_a_wish_to_buy_is_sear
 /// still answered in words, and a question about whether it can be done is too.
 #[tokio::test]
 async fn a_polite_request_leans_away_from_no_tool_and_says_so() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 5] = [
         (
             "не могли бы вы нарисовать открытку для бабушки?",
@@ -558,9 +554,7 @@ async fn a_polite_request_leans_away_from_no_tool_and_says_so() {
 /// asks back; the same request with its object is done.
 #[tokio::test]
 async fn a_short_request_without_its_object_asks_back() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 5] = [
         ("перешли это", &[]),
         ("ответь ей", &[]),
@@ -577,9 +571,7 @@ async fn a_short_request_without_its_object_asks_back() {
 /// draft on screen or an open file gives the bare verb its object.
 #[tokio::test]
 async fn a_bare_command_asks_back_unless_the_context_gives_its_object() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 8] = [
         ("найди", &[]),
         ("проверь почту", &[]),
@@ -621,9 +613,7 @@ async fn a_bare_command_asks_back_unless_the_context_gives_its_object() {
 /// Not a request: a report of what was done, a negated reminder, an idiom with a tool's word.
 #[tokio::test]
 async fn reports_negations_and_idioms_are_left_alone() {
-    let rs = pack();
-    let model = EmbeddedModel::new();
-    model.prepare(&rs);
+    let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 6] = [
         ("я уже сам отправил отчёт начальнику, не переживай", &[]),
         ("вчера выложила пост про дачу, всем понравилось", &[]),
