@@ -135,6 +135,7 @@ pub(super) fn compile(
             frames,
             torn,
             torn_ratio,
+            typos_from: embedded.typos_from,
         },
         skill_tool_idx,
     })

@@ -218,6 +218,15 @@ pub struct EmbeddedRouter {
     /// partner is close behind, no tool is called and the trace names both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confusable: Option<Torn>,
+    /// Typos in a message: a word of at least this many letters that no example has and no
+    /// word list knows (`matching.typos.known_words` included), one slip (a letter wrong,
+    /// missing, extra, or two neighbours swapped) from a word of the examples, is read as that
+    /// word (the most frequent one when several are one slip away); an edit of its first
+    /// letter counts from one letter more. The trace names each word read so. `null`: words
+    /// are read as written.
+    #[serde(default = "default_typos_from")]
+    #[schemars(range(min = 3))]
+    pub typos_from: Option<usize>,
 }
 
 impl Default for EmbeddedRouter {
@@ -230,8 +239,13 @@ impl Default for EmbeddedRouter {
             split: None,
             frames: Vec::new(),
             confusable: None,
+            typos_from: default_typos_from(),
         }
     }
+}
+
+fn default_typos_from() -> Option<usize> {
+    Some(5)
 }
 
 fn default_embedded_threshold() -> f32 {

@@ -242,6 +242,9 @@ pub struct EmbeddedDef {
     /// The share of the best tool's probability at which its partner makes the router ask
     /// back.
     pub torn_ratio: f32,
+    /// `router.embedded.typos_from`: from how many letters an unknown word one slip from a
+    /// word of the examples is read as it (`None`: never).
+    pub typos_from: Option<usize>,
 }
 
 /// A frame of the embedded router, compiled (see [`crate::rules::Frame`]).

@@ -307,6 +307,11 @@ impl FuzzyStems {
         Arc::make_mut(&mut self.known).extend(words);
     }
 
+    /// The words never read as a typo.
+    pub fn known(&self) -> &Arc<KnownWords> {
+        &self.known
+    }
+
     /// The fewest letters a tolerant stem has.
     pub fn min_letters(&self) -> usize {
         self.min_letters
@@ -443,7 +448,7 @@ impl Found {
 /// word and one of the language's endings), and the words of `matching.typos.known_words`, as
 /// written (a list of forms: matched in their forms, a short word would cover typos of long ones).
 #[derive(Debug, Clone, Default)]
-pub(super) struct KnownWords {
+pub(crate) struct KnownWords {
     /// The hash of each word matched in its forms, and of each matched as written, sorted.
     forms: Vec<u64>,
     exact: Vec<u64>,
@@ -503,6 +508,15 @@ impl KnownWords {
             let (w, b) = bit_of(h, self.bit_bits);
             self.bits[w] |= b;
         }
+    }
+
+    /// Whether `word` (normalised) is a known word, in one of its forms (a word of more than
+    /// [`MAX_LETTERS`] letters is not).
+    pub(crate) fn contains(&self, word: &str) -> bool {
+        let mut w = [' '; MAX_LETTERS];
+        let mut ends = [0usize; MAX_LETTERS + 1];
+        let n = decode(word, &mut w, &mut ends);
+        n < MAX_LETTERS && self.knows(word, &w[..n], &ends)
     }
 
     /// Whether `word` (its letters `w`, `ends[k]` the byte end of the first `k`) is a known

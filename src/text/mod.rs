@@ -15,7 +15,7 @@
 mod alphabet;
 mod endings;
 mod entry;
-mod fuzzy;
+pub(crate) mod fuzzy;
 mod gate;
 mod names;
 mod normalize;

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 
 use super::rows;
+use super::spelling::Spelling;
 use super::top::{Top, best_two};
 use crate::text::{Normalizer, is_alphanumeric};
 
@@ -32,9 +33,12 @@ pub struct Training {
 impl Default for Training {
     fn default() -> Self {
         // Chosen by 5-fold cross-validation on the shipped pack's examples (tests/it/models.rs,
-        // `tune_the_embedded_router_on_the_examples`); more epochs gained nothing.
+        // `tune_the_embedded_router_on_the_examples`). Since the pack's examples doubled (2,421),
+        // 6 epochs route as many held-out examples as 10 (76.2 against 76.0 %; chat left alone
+        // 88.4 against 89.4 %) and the same share of every evaluation set, in 40 % less
+        // training: the same number of steps as 10 epochs over the old examples.
         Self {
-            epochs: 10,
+            epochs: 6,
             rate: 4.0,
             decay: 0.1,
             l2: 1e-5,
@@ -63,6 +67,8 @@ pub struct Classifier {
     stride: usize,
     scales: Vec<f32>,
     bias: Vec<f32>,
+    /// How slips of typing are read (`router.embedded.typos_from`); `None`: as written.
+    spelling: Option<Spelling>,
 }
 
 /// Per-thread buffers of the hot path, so classifying a message allocates nothing once a
@@ -126,6 +132,7 @@ impl Classifier {
             stride: classes.next_multiple_of(16),
             scales: Vec::new(),
             bias: vec![0.0; classes],
+            spelling: None,
         };
         model.weights = vec![0.0; model.idf.len() * classes];
         let vectors: Vec<Vec<(usize, f32)>> = docs.iter().map(|d| model.vector(d)).collect();
@@ -148,6 +155,18 @@ impl Classifier {
             &mut self.scales,
         );
         self.weights = Vec::new();
+    }
+
+    /// Reads slips of typing with `spelling` from now on.
+    pub(super) fn read_slips(&mut self, spelling: Spelling) {
+        self.spelling = Some(spelling);
+    }
+
+    /// Each word of normalised `text` read as another word ([`Spelling`]), with that word.
+    pub(super) fn slips<'s, 't>(&'s self, text: &'t str) -> Vec<(&'t str, &'s str)> {
+        self.spelling
+            .as_ref()
+            .map_or_else(Vec::new, |s| s.slips(text))
     }
 
     /// How many classes it tells apart.
@@ -240,7 +259,11 @@ impl Classifier {
             ..
         } = s;
         hashes.clear();
-        features_into(normalized, hashes, padded);
+        let reading = self.spelling.as_ref().map(|spelling| Reading {
+            seen: &self.vocabulary,
+            spelling,
+        });
+        features_into(normalized, hashes, padded, reading.as_ref());
         known.clear();
         unseen.clear();
         for &h in hashes.iter() {
@@ -534,12 +557,24 @@ fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
 /// word padded with a boundary mark, each word's first five characters, and the whole word.
 pub(super) fn features(text: &str) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
-    features_into(text, &mut out, &mut Vec::with_capacity(32));
+    features_into(text, &mut out, &mut Vec::with_capacity(32), None);
     out
 }
 
-/// [`features`] into `out`, with `padded` as the word buffer.
-fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
+/// How a message's words are read: a word whose whole-word feature was never `seen` may be a
+/// slip for a word of the examples.
+struct Reading<'a> {
+    seen: &'a FeatureTable,
+    spelling: &'a Spelling,
+}
+
+/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`.
+fn features_into(
+    text: &str,
+    out: &mut Vec<u64>,
+    padded: &mut Vec<char>,
+    reading: Option<&Reading<'_>>,
+) {
     for word in text
         .split(|c: char| !is_alphanumeric(c))
         .filter(|w| !w.is_empty())
@@ -548,31 +583,48 @@ fn features_into(text: &str, out: &mut Vec<u64>, padded: &mut Vec<char>) {
         padded.push(' ');
         padded.extend(word.chars());
         padded.push(' ');
-        // The 3-, 4- and 5-grams starting at each place share their first characters, and the
-        // hash extends a prefix: three hashes for the price of five steps.
-        let tag = step(BASIS, u32::from(b'c'));
-        for start in 0..padded.len().saturating_sub(2) {
-            let mut h = tag;
-            for (k, &c) in padded[start..].iter().take(5).enumerate() {
-                h = step(h, c as u32);
-                if k >= 2 {
-                    out.push(h);
-                }
-            }
+        word_features(padded, out);
+        if let Some(r) = reading
+            && r.seen
+                .get(hash(b'x', &padded[1..padded.len() - 1]))
+                .is_none()
+            && let Some(meant) = r.spelling.read(word)
+        {
+            // Both readings: a real word the lists do not know keeps its own features.
+            padded.truncate(1);
+            padded.extend(meant.chars());
+            padded.push(' ');
+            word_features(padded, out);
         }
-        let stem = &padded[1..padded.len() - 1];
-        let mut h = step(BASIS, u32::from(b'w'));
-        for (k, &c) in stem.iter().enumerate() {
+    }
+}
+
+/// The features of one word, `padded` with a space on each side.
+fn word_features(padded: &[char], out: &mut Vec<u64>) {
+    // The 3-, 4- and 5-grams starting at each place share their first characters, and the
+    // hash extends a prefix: three hashes for the price of five steps.
+    let tag = step(BASIS, u32::from(b'c'));
+    for start in 0..padded.len().saturating_sub(2) {
+        let mut h = tag;
+        for (k, &c) in padded[start..].iter().take(5).enumerate() {
             h = step(h, c as u32);
-            if k + 1 == 5 {
+            if k >= 2 {
                 out.push(h);
             }
         }
-        if stem.len() < 5 {
-            out.push(hash(b'w', stem));
-        }
-        out.push(hash(b'x', stem));
     }
+    let stem = &padded[1..padded.len() - 1];
+    let mut h = step(BASIS, u32::from(b'w'));
+    for (k, &c) in stem.iter().enumerate() {
+        h = step(h, c as u32);
+        if k + 1 == 5 {
+            out.push(h);
+        }
+    }
+    if stem.len() < 5 {
+        out.push(hash(b'w', stem));
+    }
+    out.push(hash(b'x', stem));
 }
 
 /// FNV-1a's offset basis.

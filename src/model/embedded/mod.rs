@@ -31,6 +31,7 @@ mod classifier;
 mod frames;
 mod route;
 mod rows;
+mod spelling;
 mod top;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -182,6 +183,9 @@ struct TrainingData {
     targets: Vec<Target>,
     tool_class: Vec<Option<usize>>,
     examples: Vec<(usize, String)>,
+    /// `router.embedded.typos_from`, and the words the lists know (never read as a slip).
+    typos_from: Option<usize>,
+    known: Option<Arc<crate::text::fuzzy::KnownWords>>,
 }
 
 impl TrainingData {
@@ -215,6 +219,8 @@ impl TrainingData {
             targets,
             tool_class,
             examples,
+            typos_from: router.embedded.typos_from,
+            known: rules.scanner.known_words(),
         }
     }
 }
@@ -234,7 +240,15 @@ impl Index {
             .iter()
             .map(|(t, e)| (*t, e.as_str()))
             .collect();
-        let classifier = Classifier::train(data.targets.len(), &examples, &data.normalizer);
+        let mut classifier = Classifier::train(data.targets.len(), &examples, &data.normalizer);
+        if let Some(from) = data.typos_from {
+            let normalized: Vec<String> = (data.examples.iter())
+                .map(|(_, e)| data.normalizer.normalize_message(e))
+                .collect();
+            let words = normalized.iter().map(String::as_str);
+            let endings = data.normalizer.endings().cloned();
+            classifier.read_slips(spelling::Spelling::new(words, from, data.known, endings));
+        }
         Self {
             targets: data.targets,
             tool_class: data.tool_class,

@@ -34,6 +34,12 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
             .rule(rule.id.clone()),
         );
     }
+    for (written, meant) in index.classifier.slips(&normalized[from..]) {
+        notes.push(ModelNote::new(
+            ["read '", written, "' as '", meant, "'"].concat(),
+            "no example has it and no list knows it; it is one slip from a word of the examples (router.embedded.typos_from)",
+        ));
+    }
     let plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
         let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
         vec![(whole, (from, normalized.len()))]

@@ -261,6 +261,12 @@ impl Scanner {
         self
     }
 
+    /// The words the typo index never reads as a typo (every word of a typo-tolerant list's
+    /// entries in its forms, and `matching.typos.known_words`); `None` without such a list.
+    pub(crate) fn known_words(&self) -> Option<std::sync::Arc<crate::text::fuzzy::KnownWords>> {
+        self.typos.as_ref().map(|t| t.known().clone())
+    }
+
     /// Why the automata could not be built, if they could not (the lists then never match).
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()

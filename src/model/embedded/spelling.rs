@@ -1,0 +1,209 @@
+//! Reading a slip of typing as the word it was meant to be (`router.embedded.typos_from`): a
+//! word of a message that no example has and no word list knows, one edit (a letter wrong,
+//! missing, extra, or two neighbours swapped) from a word of the examples, is read as that
+//! word, so its character n-grams are the ones the classifier learnt.
+//!
+//! The examples' words are indexed by their symmetric deletion neighbourhood: each word and
+//! the word with each one letter left out, hashed. A word one edit from an example's word shares
+//! one of those keys with it (among its own: itself and itself with each letter left out), and
+//! each word found under a shared key is then compared letter by letter. Building it is a few
+//! hashes a word and one sort; a message pays only for the words the classifier has never seen.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::text::fuzzy::{KnownWords, edit_between};
+use crate::text::{Endings, is_alphanumeric};
+
+/// The examples' words, indexed for one-edit lookups.
+#[derive(Debug, Clone)]
+pub(super) struct Spelling {
+    /// The fewest letters a word read as another has.
+    from: usize,
+    /// The examples' words of at least `from - 1` letters, and how many times each occurs.
+    words: Vec<(Box<str>, u32)>,
+    /// `(key, word)` sorted: each word's hash and its hashes with one letter left out.
+    keys: Vec<(u64, u32)>,
+    /// Every word of the examples, of any length (a word seen is read as written).
+    seen: FxHashMap<Box<str>, ()>,
+    /// Real words no example has, never read as another.
+    known: Option<Arc<KnownWords>>,
+    /// The language's endings: a word that differs from an example's word only in its ending
+    /// is another form of it, not a slip.
+    endings: Option<Arc<Endings>>,
+}
+
+/// A hash of `letters`, with the one at `skip` left out.
+fn key(letters: &[char], skip: Option<usize>) -> u64 {
+    letters
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| Some(k) != skip)
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, (_, &c)| {
+            (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+fn words_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_alphanumeric(c))
+        .filter(|w| !w.is_empty())
+}
+
+impl Spelling {
+    /// The index of the words of `examples` (normalised); `known`: real words never read as
+    /// another.
+    pub fn new<'a>(
+        examples: impl IntoIterator<Item = &'a str>,
+        from: usize,
+        known: Option<Arc<KnownWords>>,
+        endings: Option<Arc<Endings>>,
+    ) -> Self {
+        let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
+        for text in examples {
+            for w in words_of(text) {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+        let seen = counts.keys().map(|&w| (Box::from(w), ())).collect();
+        let mut words: Vec<(Box<str>, u32)> = counts
+            .into_iter()
+            .filter(|(w, _)| w.chars().count() + 1 >= from && w.chars().all(|c| c.is_alphabetic()))
+            .map(|(w, n)| (Box::from(w), n))
+            .collect();
+        // The same index on every run, whatever the map's order.
+        words.sort_unstable();
+        let mut keys = Vec::new();
+        let mut letters = Vec::new();
+        for (i, (w, _)) in words.iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            letters.clear();
+            letters.extend(w.chars());
+            keys.push((key(&letters, None), i));
+            keys.extend((0..letters.len()).map(|k| (key(&letters, Some(k)), i)));
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        Self {
+            from,
+            words,
+            keys,
+            seen,
+            known,
+            endings,
+        }
+    }
+
+    /// The word of the examples `word` is read as, when it is a slip: `None` for a word the
+    /// examples or the lists know, a word too short, or one no example's word is one edit from
+    /// (or two of them, equally frequent, are).
+    pub fn read(&self, word: &str) -> Option<&str> {
+        let letters: Vec<char> = word.chars().collect();
+        if letters.len() < self.from
+            || !letters.iter().all(|c| c.is_alphabetic())
+            || self.seen.contains_key(word)
+            || self.known.as_ref().is_some_and(|k| k.contains(word))
+        {
+            return None;
+        }
+        let mut found: Vec<(u32, &str)> = Vec::new();
+        let probes = std::iter::once(None).chain((0..letters.len()).map(Some));
+        for probe in probes {
+            let h = key(&letters, probe);
+            let start = self.keys.partition_point(|&(k, _)| k < h);
+            for &(_, i) in self.keys[start..].iter().take_while(|&&(k, _)| k == h) {
+                let (candidate, n) = &self.words[i as usize];
+                // A first letter wrong only in a longer word: short words with another first
+                // letter are too often other words.
+                match edit_between(candidate, word) {
+                    Some(0) if letters.len() <= self.from => {}
+                    Some(_) if self.another_form(candidate, word) => return None,
+                    Some(_) => found.push((*n, candidate)),
+                    None => {}
+                }
+            }
+        }
+        found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        found.dedup_by(|a, b| a.1 == b.1);
+        match found.as_slice() {
+            [] => None,
+            [(_, w)] => Some(w),
+            [(n, w), (m, _), ..] => (n > m).then_some(*w),
+        }
+    }
+
+    /// Whether `a` and `b` are one stem with two of the language's endings.
+    fn another_form(&self, a: &str, b: &str) -> bool {
+        let Some(endings) = &self.endings else {
+            return false;
+        };
+        let common: usize = (a.chars().zip(b.chars()))
+            .take_while(|(x, y)| x == y)
+            .map(|(x, _)| x.len_utf8())
+            .sum();
+        common > 0 && endings.allows(&a[common..]) && endings.allows(&b[common..])
+    }
+
+    /// Each word of `text` (normalised) read as another, with that word, in order.
+    pub fn slips<'s, 't>(&'s self, text: &'t str) -> Vec<(&'t str, &'s str)> {
+        words_of(text)
+            .filter_map(|w| self.read(w).map(|r| (w, r)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spelling(examples: &[&str]) -> Spelling {
+        Spelling::new(examples.iter().copied(), 5, None, None)
+    }
+
+    #[test]
+    fn a_word_one_slip_from_an_examples_word_is_read_as_it() {
+        let s = spelling(&["remind me tomorrow", "draw a picture"]);
+        assert_eq!(s.read("remnid"), Some("remind"), "two letters swapped");
+        assert_eq!(s.read("remiind"), Some("remind"), "a letter extra");
+        assert_eq!(s.read("picure"), Some("picture"), "a letter missing");
+        assert_eq!(s.read("pocture"), Some("picture"), "a letter wrong");
+        assert_eq!(
+            s.read("remind"),
+            None,
+            "a word of the examples is read as written"
+        );
+    }
+
+    #[test]
+    fn short_words_known_words_and_ties_are_read_as_written() {
+        let s = spelling(&["draw a picture", "post a photo", "boost a photo"]);
+        assert_eq!(s.read("drow"), None, "shorter than typos_from");
+        assert_eq!(s.read("ghost"), None, "two letters from every word");
+        assert_eq!(
+            s.read("xhoto"),
+            None,
+            "a first letter wrong needs a longer word"
+        );
+        assert_eq!(s.read("xicture"), Some("picture"));
+        let known = KnownWords::new(["pictures"], None);
+        let s = Spelling::new(["draw a picture"], 5, Some(Arc::new(known)), None);
+        assert_eq!(s.read("pictures"), None, "a real word is no slip");
+        let s = spelling(&["a hoist", "a heist"]);
+        assert_eq!(
+            s.read("hbist"),
+            None,
+            "two words one slip away, equally frequent"
+        );
+        let s = spelling(&["a hoist", "a hoist again", "a heist"]);
+        assert_eq!(s.read("hbist"), Some("hoist"), "the more frequent one");
+    }
+
+    #[test]
+    fn slips_names_each_word_read_as_another() {
+        let s = spelling(&["remind me tomorrow"]);
+        assert_eq!(
+            s.slips("remnid me tomorow"),
+            vec![("remnid", "remind"), ("tomorow", "tomorrow")]
+        );
+    }
+}
