@@ -451,18 +451,18 @@ impl Ctx<'_> {
     }
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
-        // A pre-rule may act on this alone: the whole name, not only its lead.
-        self.file_name_said(self.open_file()?, false)
+        // A pre-rule may act on this alone: the whole name, or a lead of two words.
+        self.file_name_said(self.open_file()?, Some(2))
     }
 
     /// Where a file's name is in the message as a name is said: without its extension, split
     /// at `_` and case changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the
     /// budgets" names `Budget.xlsx`); `lead_is_enough`: its words before a tail of codes will
-    /// do ([`text::find_name`]).
-    fn file_name_said(&self, file_name: &str, lead_is_enough: bool) -> Option<(usize, usize)> {
+    /// do when it has `lead_words` of them ([`text::find_name`]).
+    fn file_name_said(&self, file_name: &str, lead_words: Option<usize>) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
         let name = norm.normalize(&text::name_words(text::base_name(file_name)));
-        text::find_name(self.text, &name, norm.name_forms(), lead_is_enough)
+        text::find_name(self.text, &name, norm.name_forms(), lead_words)
     }
 
     /// Where the argument's value is in the message: as written, or, for a file name (a value
@@ -476,7 +476,7 @@ impl Ctx<'_> {
         let is_file_name = text::base_name(value).len() != value.len();
         text::find_phrase(self.text, &self.rs.normalizer.normalize(value)).or_else(|| {
             is_file_name
-                .then(|| self.file_name_said(value, true))
+                .then(|| self.file_name_said(value, Some(1)))
                 .flatten()
         })
     }

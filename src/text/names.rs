@@ -18,13 +18,15 @@ pub fn base_name(name: &str) -> &str {
 }
 
 /// A file's base name as the words a person would say: split at separators (`-`, `_`,
-/// spaces), where letters meet digits (`Plan2025` → `Plan 2025`) and where a lower-case letter
+/// spaces) and at any other mark that is no letter or digit (`№118` → `118`, `v2.1` →
+/// `v 2 1`: a message writes them or not, and its words are runs of letters or digits), where
+/// letters meet digits (`Plan2025` → `Plan 2025`) and where a lower-case letter
 /// meets a capital (`SalesPlan` → `Sales Plan`). Case is kept; normalise after.
 pub fn name_words(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     let mut previous: Option<char> = None;
     for c in name.chars() {
-        if is_separator(c) {
+        if is_separator(c) || !super::is_alphanumeric(c) {
             if !out.is_empty() && !out.ends_with(' ') {
                 out.push(' ');
             }
@@ -59,9 +61,9 @@ const TYPO_FROM: usize = 6;
 
 impl NameForms<'_> {
     /// Whether the message's word `m` is the name's word `w` (both normalised). Digits and words
-    /// of three letters or fewer must be equal. With an endings table, `m` is `w` in one of its
-    /// forms: a stem of `w` (`w`, or `w` without an ending of the table, of three letters or
-    /// more) and an allowed ending — "plans", "budgets", not "budgetary"; a name's word of six
+    /// of two letters or fewer must be equal (and of three, without an endings table). With an
+    /// endings table, `m` is `w` in one of its forms: a stem of `w` (`w`, or `w` without an
+    /// ending of the table, of three letters or more) and an allowed ending ("акте" for `Акт`) — "plans", "budgets", not "budgetary"; a name's word of six
     /// letters or more may have one letter wrong, missing or swapped before the ending
     /// ("budjet"), never one more (which would read an adjective made from it, its stem and a
     /// suffix, as a typo of the noun).
@@ -78,14 +80,16 @@ impl NameForms<'_> {
             return false;
         }
         let letters = w.chars().count();
-        if letters <= 3
+        let table = self.endings.filter(|e| !e.is_empty());
+        if letters < 3
+            || (letters == 3 && table.is_none())
             || !w
                 .chars()
                 .all(|c| super::is_alphanumeric(c) && !c.is_numeric())
         {
             return false;
         }
-        let Some(endings) = self.endings.filter(|e| !e.is_empty()) else {
+        let Some(endings) = table else {
             let keep = letters - self.cut.min(letters - 3);
             let stem: String = w.chars().take(keep).collect();
             return m.starts_with(&stem);
@@ -129,16 +133,18 @@ impl NameForms<'_> {
 /// word of the message may also be several of the name's glued ("salesreport" for the
 /// `SalesReport` of a name, whose capitals the lower-cased message no longer shows).
 ///
-/// With `lead_is_enough`, the name's words before the first word with a digit or of one or two
-/// letters are enough when it has any: people leave out a tail of codes — a version, a year,
-/// a quarter — so "in the sales report" names `SalesReport_Q2_2025`. A caller that acts on the
-/// name alone asks for the whole of it; one that only checks a name given elsewhere (a call's
-/// argument) takes the lead, unless another code follows it ("report q4" for `Report_Q3`).
+/// The name's words before the first word with a digit or of one or two letters, its lead,
+/// are enough when it has at least `lead_words` of them (`None`: never): people leave out a
+/// tail of codes — a version, a year, a quarter — so "in the sales report" names
+/// `SalesReport_Q2_2025`, unless another code follows ("report q4" for `Report_Q3`). A caller
+/// that acts on the name alone asks for a lead of two words ("протокол собрания" for
+/// `Протокол_собрания_12.03`, where one word, "отчёт" for `Отчёт_Q3`, may mean another
+/// report); one that only checks a name given elsewhere (a call's argument) takes one.
 pub fn find_name(
     text: &str,
     name: &str,
     forms: NameForms<'_>,
-    lead_is_enough: bool,
+    lead_words: Option<usize>,
 ) -> Option<(usize, usize)> {
     let wanted: Vec<&str> = name.split(is_separator).filter(|w| !w.is_empty()).collect();
     if wanted.is_empty() {
@@ -170,7 +176,7 @@ pub fn find_name(
         })
     };
     let whole = matched(&wanted, false);
-    if whole.is_some() || !lead_is_enough || lead == 0 || lead == wanted.len() {
+    if whole.is_some() || lead_words.is_none_or(|n| lead < n.max(1)) || lead == wanted.len() {
         return whole;
     }
     matched(&wanted[..lead], true)
@@ -243,6 +249,21 @@ mod tests {
         assert_eq!(name_words("SalesPlan2025-v2"), "Sales Plan 2025 v 2");
         assert_eq!(name_words("budget  final"), "budget final");
         assert_eq!(name_words("CV"), "CV");
+        // Marks that are no letter or digit part words, as a message's runs of letters do.
+        assert_eq!(name_words("Invoice_№118"), "Invoice 118");
+        assert_eq!(name_words("Spec_v2.1"), "Spec v 2 1");
+    }
+
+    #[test]
+    fn a_lead_of_two_words_names_a_file_for_a_caller_that_asks_for_two() {
+        let n = Normalizer::default();
+        let minutes = n.normalize(&name_words("Meeting_minutes_12.03"));
+        let report = n.normalize(&name_words("Report_Q3"));
+        assert!(find_name("in meeting minutes fix", &minutes, prefixes(0), Some(2)).is_some());
+        assert!(find_name("in the report fix", &report, prefixes(0), Some(2)).is_none());
+        assert!(find_name("in the report fix", &report, prefixes(0), Some(1)).is_some());
+        let spec = n.normalize(&name_words("Spec_v2.1"));
+        assert!(find_name("in spec v2.1 fix", &spec, prefixes(0), None).is_some());
     }
 
     fn prefixes(cut: usize) -> NameForms<'static> {
@@ -255,15 +276,15 @@ mod tests {
         let name = n.normalize(&name_words("Plan_2025"));
         for message in ["in plan_2025 fix the total", "in plans 2025 fix the total"] {
             assert!(
-                find_name(message, &name, prefixes(2), false).is_some(),
+                find_name(message, &name, prefixes(2), None).is_some(),
                 "{message}"
             );
         }
         assert_eq!(
-            find_name("in plan_2025 fix", &name, prefixes(2), false),
+            find_name("in plan_2025 fix", &name, prefixes(2), None),
             Some((3, 12))
         );
-        assert!(find_name("in planets 2024", &name, prefixes(2), false).is_none());
+        assert!(find_name("in planets 2024", &name, prefixes(2), None).is_none());
     }
 
     #[test]
@@ -272,32 +293,32 @@ mod tests {
         let name = n.normalize(&name_words("Report_Q3"));
         for message in ["add to report_q3 the totals", "add to report q3 the totals"] {
             assert!(
-                find_name(message, &name, prefixes(2), false).is_some(),
+                find_name(message, &name, prefixes(2), None).is_some(),
                 "{message}"
             );
         }
         // Offsets are the message's own.
         assert_eq!(
-            find_name("to report_q3 now", &name, prefixes(2), false),
+            find_name("to report_q3 now", &name, prefixes(2), None),
             Some((3, 12))
         );
         assert_eq!(
-            find_name("to report q3", &name, prefixes(2), false),
+            find_name("to report q3", &name, prefixes(2), None),
             Some((3, 12))
         );
         // The code at the end may be left out when the lead is enough, but a different one is
         // another file.
         assert_eq!(
-            find_name("to the report now", &name, prefixes(2), true),
+            find_name("to the report now", &name, prefixes(2), Some(1)),
             Some((7, 13))
         );
-        assert!(find_name("to the report now", &name, prefixes(2), false).is_none());
-        assert!(find_name("to report q4", &name, prefixes(2), true).is_none());
+        assert!(find_name("to the report now", &name, prefixes(2), None).is_none());
+        assert!(find_name("to report q4", &name, prefixes(2), Some(1)).is_none());
     }
 
     #[test]
     fn without_an_endings_table_a_name_word_loses_its_last_letters_down_to_three() {
-        let named = |m: &str, name: &str| find_name(m, name, prefixes(2), false).is_some();
+        let named = |m: &str, name: &str| find_name(m, name, prefixes(2), None).is_some();
         assert!(named("in the budge 2024", "budgets 2024"));
         assert!(!named("in the budg 2024", "budgets 2024"));
         // Three letters or fewer, and digits, are the word itself.
@@ -311,18 +332,18 @@ mod tests {
         let n = Normalizer::default();
         let name = n.normalize(&name_words("SalesReport_Q2_2025"));
         assert_eq!(name, "sales report q 2 2025");
-        let named = |m: &str| find_name(m, &name, prefixes(0), true).is_some();
+        let named = |m: &str| find_name(m, &name, prefixes(0), Some(1)).is_some();
         assert!(named("in sales report fix june"));
         assert!(!named("in the report fix june"));
         assert!(!named("in sales report q3 fix june"));
         // Said whole, the words of a CamelCase name may be glued as the message writes them.
-        let whole = |m: &str| find_name(m, &name, prefixes(0), false);
+        let whole = |m: &str| find_name(m, &name, prefixes(0), None);
         assert_eq!(whole("in salesreport_q2_2025 fix"), Some((3, 22)));
         assert!(whole("in salesreport fix").is_none());
         // A name that is all codes must be said whole.
         let codes = n.normalize(&name_words("Q3_2025"));
-        assert!(find_name("in q3 2025 fix", &codes, prefixes(0), true).is_some());
-        assert!(find_name("in q3 fix", &codes, prefixes(0), true).is_none());
+        assert!(find_name("in q3 2025 fix", &codes, prefixes(0), Some(1)).is_some());
+        assert!(find_name("in q3 fix", &codes, prefixes(0), Some(1)).is_none());
     }
 
     #[test]
@@ -332,7 +353,7 @@ mod tests {
             endings: Some(&endings),
             cut: 2,
         };
-        let named = |m: &str| find_name(m, "budget", forms, false).is_some();
+        let named = |m: &str| find_name(m, "budget", forms, None).is_some();
         assert!(named("add rent to the budget"));
         assert!(named("add rent to the budgets"));
         // One letter wrong, missing or two swapped, in a word of six letters.
@@ -344,8 +365,11 @@ mod tests {
         assert!(!named("the budgett"));
         assert!(!named("a budgie"));
         // Short words and digits are equal or nothing.
-        assert!(find_name("plan for 2025", "plan 2025", forms, false).is_none());
-        assert!(find_name("plan 2025", "plan 2025", forms, false).is_some());
-        assert!(find_name("plans 2026", "plan 2025", forms, false).is_none());
+        assert!(find_name("plan for 2025", "plan 2025", forms, None).is_none());
+        assert!(find_name("plan 2025", "plan 2025", forms, None).is_some());
+        assert!(find_name("plans 2026", "plan 2025", forms, None).is_none());
+        // A word of three letters is matched in its forms too, with no typo.
+        assert!(find_name("in the acts 17", "act 17", forms, None).is_some());
+        assert!(find_name("in the ant 17", "act 17", forms, None).is_none());
     }
 }
