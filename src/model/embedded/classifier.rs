@@ -82,6 +82,8 @@ struct Scratch {
     /// Each known feature's row and the number it is multiplied by.
     terms: Vec<(usize, f32)>,
     logits: Vec<f32>,
+    /// Whether a word was read as a slip since [`Classifier::take_slipped`] last looked.
+    slipped: bool,
 }
 
 thread_local! {
@@ -160,6 +162,12 @@ impl Classifier {
     /// Reads slips of typing with `spelling` from now on.
     pub(super) fn read_slips(&mut self, spelling: Spelling) {
         self.spelling = Some(spelling);
+    }
+
+    /// Whether this thread read a word as a slip since it last asked (so that the trace looks
+    /// for them only then).
+    pub(super) fn take_slipped(&self) -> bool {
+        SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().slipped))
     }
 
     /// Each word of normalised `text` read as another word ([`Spelling`]), with that word.
@@ -256,6 +264,7 @@ impl Classifier {
             known,
             unseen,
             terms,
+            slipped,
             ..
         } = s;
         hashes.clear();
@@ -263,7 +272,7 @@ impl Classifier {
             seen: &self.vocabulary,
             spelling,
         });
-        features_into(normalized, hashes, padded, reading.as_ref());
+        *slipped |= features_into(normalized, hashes, padded, reading.as_ref());
         known.clear();
         unseen.clear();
         for &h in hashes.iter() {
@@ -568,13 +577,15 @@ struct Reading<'a> {
     spelling: &'a Spelling,
 }
 
-/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`.
+/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
+/// whether a word was read as a slip.
 fn features_into(
     text: &str,
     out: &mut Vec<u64>,
     padded: &mut Vec<char>,
     reading: Option<&Reading<'_>>,
-) {
+) -> bool {
+    let mut slipped = false;
     for word in text
         .split(|c: char| !is_alphanumeric(c))
         .filter(|w| !w.is_empty())
@@ -595,8 +606,10 @@ fn features_into(
             padded.extend(meant.chars());
             padded.push(' ');
             word_features(padded, out);
+            slipped = true;
         }
     }
+    slipped
 }
 
 /// The features of one word, `padded` with a space on each side.

@@ -34,16 +34,20 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
             .rule(rule.id.clone()),
         );
     }
-    for (written, meant) in index.classifier.slips(&normalized[from..]) {
-        notes.push(ModelNote::new(
-            ["read '", written, "' as '", meant, "'"].concat(),
-            "no example has it and no list knows it; it is one slip from a word of the examples (router.embedded.typos_from)",
-        ));
-    }
+    index.classifier.take_slipped();
     let plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
         let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
         vec![(whole, (from, normalized.len()))]
     });
+    // The words read as slips, looked for only when the classifier read one.
+    if index.classifier.take_slipped() {
+        for (written, meant) in index.classifier.slips(&normalized[from..]) {
+            notes.push(ModelNote::new(
+                ["read '", written, "' as '", meant, "'"].concat(),
+                "no example has it and no list knows it; it is one slip from a word of the examples (router.embedded.typos_from)",
+            ));
+        }
+    }
     let two = plan.len() > 1;
     let mut calls = Vec::new();
     for (ranking, (start, end)) in plan {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::text::fuzzy::{KnownWords, edit_between};
-use crate::text::{Endings, is_alphanumeric};
+use crate::text::{Endings, is_alphanumeric, is_word};
 
 /// The examples' words, indexed for one-edit lookups.
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ pub(super) struct Spelling {
     endings: Option<Arc<Endings>>,
 }
 
+/// The longest word read as a slip, in letters.
+const MAX_LETTERS: usize = 32;
+
 /// A hash of `letters`, with the one at `skip` left out.
 fn key(letters: &[char], skip: Option<usize>) -> u64 {
     letters
@@ -43,6 +46,11 @@ fn key(letters: &[char], skip: Option<usize>) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325u64, |h, (_, &c)| {
             (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
         })
+}
+
+/// A letter (a word character that is no digit), by the engine's table of word characters.
+fn is_letter(c: char) -> bool {
+    is_word(c) && !c.is_ascii_digit()
 }
 
 fn words_of(text: &str) -> impl Iterator<Item = &str> {
@@ -98,18 +106,28 @@ impl Spelling {
     /// examples or the lists know, a word too short, or one no example's word is one edit from
     /// (or two of them, equally frequent, are).
     pub fn read(&self, word: &str) -> Option<&str> {
-        let letters: Vec<char> = word.chars().collect();
-        if letters.len() < self.from
-            || !letters.iter().all(|c| c.is_alphabetic())
-            || self.seen.contains_key(word)
-            || self.known.as_ref().is_some_and(|k| k.contains(word))
-        {
+        // Cheapest first: most words of a message are words of the examples.
+        if self.seen.contains_key(word) || word.chars().nth(self.from.max(1) - 1).is_none() {
+            return None;
+        }
+        // On the stack: this runs for every word the examples never had.
+        let mut buf = [' '; MAX_LETTERS];
+        let mut n = 0;
+        for c in word.chars() {
+            if n == MAX_LETTERS || !is_letter(c) {
+                return None;
+            }
+            buf[n] = c;
+            n += 1;
+        }
+        let letters = &buf[..n];
+        if self.known.as_ref().is_some_and(|k| k.contains(word)) {
             return None;
         }
         let mut found: Vec<(u32, &str)> = Vec::new();
         let probes = std::iter::once(None).chain((0..letters.len()).map(Some));
         for probe in probes {
-            let h = key(&letters, probe);
+            let h = key(letters, probe);
             let start = self.keys.partition_point(|&(k, _)| k < h);
             for &(_, i) in self.keys[start..].iter().take_while(|&&(k, _)| k == h) {
                 let (candidate, n) = &self.words[i as usize];
