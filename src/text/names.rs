@@ -63,8 +63,9 @@ impl NameForms<'_> {
     /// Whether the message's word `m` is the name's word `w` (both normalised). Digits and words
     /// of two letters or fewer must be equal (and of three, without an endings table). With an
     /// endings table, `m` is `w` in one of its forms: a stem of `w` (`w`, or `w` without an
-    /// ending of the table, of three letters or more) and an allowed ending ("акте" for `Акт`) — "plans", "budgets", not "budgetary"; a name's word of six
-    /// letters or more may have one letter wrong, missing or swapped before the ending
+    /// ending of the table, of three letters or more) and an allowed ending ("acts" for `Act`,
+    /// "plans", "budgets", not "budgetary"); a name's word of six letters or more may have one
+    /// letter wrong, missing or swapped before the ending
     /// ("budjet"), never one more (which would read an adjective made from it, its stem and a
     /// suffix, as a typo of the noun).
     fn same(&self, m: &str, w: &str) -> bool {
@@ -137,8 +138,8 @@ impl NameForms<'_> {
 /// are enough when it has at least `lead_words` of them (`None`: never): people leave out a
 /// tail of codes — a version, a year, a quarter — so "in the sales report" names
 /// `SalesReport_Q2_2025`, unless another code follows ("report q4" for `Report_Q3`). A caller
-/// that acts on the name alone asks for a lead of two words ("протокол собрания" for
-/// `Протокол_собрания_12.03`, where one word, "отчёт" for `Отчёт_Q3`, may mean another
+/// that acts on the name alone asks for a lead of two words ("meeting minutes" for
+/// `Meeting_minutes_12.03`, where one word, "report" for `Report_Q3`, may mean another
 /// report); one that only checks a name given elsewhere (a call's argument) takes one.
 pub fn find_name(
     text: &str,

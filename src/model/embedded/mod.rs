@@ -28,6 +28,7 @@
 
 pub mod calibrate;
 mod classifier;
+mod features;
 mod frames;
 mod route;
 mod rows;

@@ -1,0 +1,168 @@
+//! The classifier's features: character 3- to 5-grams of each word, its first five characters
+//! and the whole word, hashed (FNV-1a, one step per character) and resolved to dense ids
+//! through an open-addressing [`FeatureTable`]; a word the examples never had may be read as
+//! the example word it is a slip for ([`Spelling`]).
+
+use std::collections::HashMap;
+
+use super::spelling::Spelling;
+use crate::text::is_alphanumeric;
+
+/// Feature hashes to dense ids: open addressing with linear probing over a power-of-two table
+/// at most half full. The keys are already hashes, so the slot is a multiply away.
+#[derive(Debug, Clone)]
+pub(super) struct FeatureTable {
+    /// `(key, id)`; key 0 marks an empty slot (a real key of 0 is stored as 1).
+    slots: Vec<(u64, u32)>,
+    shift: u32,
+}
+
+impl FeatureTable {
+    pub(super) fn new(ids: &HashMap<u64, u32>) -> Self {
+        let size = (ids.len() * 2).max(16).next_power_of_two();
+        let mut table = Self {
+            slots: vec![(0, 0); size],
+            shift: 64 - size.trailing_zeros(),
+        };
+        // In id order, so the table is the same on every run.
+        let mut sorted: Vec<(u64, u32)> = ids.iter().map(|(&k, &v)| (k, v)).collect();
+        sorted.sort_unstable_by_key(|&(_, id)| id);
+        let mask = size - 1;
+        for (key, id) in sorted {
+            let key = key.max(1);
+            let mut slot = table.slot(key);
+            while table.slots[slot].0 != 0 {
+                slot = (slot + 1) & mask;
+            }
+            table.slots[slot] = (key, id);
+        }
+        table
+    }
+
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    pub(super) fn get(&self, key: u64) -> Option<u32> {
+        let key = key.max(1);
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot(key);
+        loop {
+            let (k, id) = self.slots[slot];
+            if k == key {
+                return Some(id);
+            }
+            if k == 0 {
+                return None;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
+
+/// Sorted feature hashes with their counts.
+pub(super) fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
+    hashes.sort_unstable();
+    let mut out: Vec<(u64, f32)> = Vec::with_capacity(hashes.len());
+    for h in hashes {
+        match out.last_mut() {
+            Some((last, n)) if *last == h => *n += 1.0,
+            _ => out.push((h, 1.0)),
+        }
+    }
+    out
+}
+
+/// The feature hashes of normalised text, one per occurrence: character 3- to 5-grams of each
+/// word padded with a boundary mark, each word's first five characters, and the whole word.
+pub(super) fn features(text: &str) -> Vec<u64> {
+    let mut out = Vec::with_capacity(text.len() * 2);
+    features_into(text, &mut out, &mut Vec::with_capacity(32), None);
+    out
+}
+
+/// How a message's words are read: a word whose whole-word feature was never `seen` may be a
+/// slip for a word of the examples.
+pub(super) struct Reading<'a> {
+    pub seen: &'a FeatureTable,
+    pub spelling: &'a Spelling,
+}
+
+/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
+/// whether a word was read as a slip.
+pub(super) fn features_into(
+    text: &str,
+    out: &mut Vec<u64>,
+    padded: &mut Vec<char>,
+    reading: Option<&Reading<'_>>,
+) -> bool {
+    let mut slipped = false;
+    for word in text
+        .split(|c: char| !is_alphanumeric(c))
+        .filter(|w| !w.is_empty())
+    {
+        padded.clear();
+        padded.push(' ');
+        padded.extend(word.chars());
+        padded.push(' ');
+        word_features(padded, out);
+        if let Some(r) = reading
+            && r.seen
+                .get(hash(b'x', &padded[1..padded.len() - 1]))
+                .is_none()
+            && let Some(meant) = r.spelling.read(word)
+        {
+            // Both readings: a real word the lists do not know keeps its own features.
+            padded.truncate(1);
+            padded.extend(meant.chars());
+            padded.push(' ');
+            word_features(padded, out);
+            slipped = true;
+        }
+    }
+    slipped
+}
+
+/// The features of one word, `padded` with a space on each side.
+fn word_features(padded: &[char], out: &mut Vec<u64>) {
+    // The 3-, 4- and 5-grams starting at each place share their first characters, and the
+    // hash extends a prefix: three hashes for the price of five steps.
+    let tag = step(BASIS, u32::from(b'c'));
+    for start in 0..padded.len().saturating_sub(2) {
+        let mut h = tag;
+        for (k, &c) in padded[start..].iter().take(5).enumerate() {
+            h = step(h, c as u32);
+            if k >= 2 {
+                out.push(h);
+            }
+        }
+    }
+    let stem = &padded[1..padded.len() - 1];
+    let mut h = step(BASIS, u32::from(b'w'));
+    for (k, &c) in stem.iter().enumerate() {
+        h = step(h, c as u32);
+        if k + 1 == 5 {
+            out.push(h);
+        }
+    }
+    if stem.len() < 5 {
+        out.push(hash(b'w', stem));
+    }
+    out.push(hash(b'x', stem));
+}
+
+/// FNV-1a's offset basis.
+pub(super) const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One FNV-1a step over a whole character (not its bytes: a quarter of the multiplications;
+/// the feature table's multiply-shift spreads the result).
+pub(super) fn step(h: u64, c: u32) -> u64 {
+    (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// FNV-1a over a tag and the characters, one step per character.
+pub(super) fn hash(tag: u8, chars: &[char]) -> u64 {
+    chars
+        .iter()
+        .fold(step(BASIS, u32::from(tag)), |h, &c| step(h, c as u32))
+}
