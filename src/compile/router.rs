@@ -136,6 +136,7 @@ pub(super) fn compile(
             torn,
             torn_ratio,
             typos_from: embedded.typos_from,
+            sentences_from: embedded.sentences_from,
         },
         skill_tool_idx,
     })

@@ -245,6 +245,9 @@ pub struct EmbeddedDef {
     /// `router.embedded.typos_from`: from how many letters an unknown word one slip from a
     /// word of the examples is read as it (`None`: never).
     pub typos_from: Option<usize>,
+    /// `router.embedded.sentences_from`: from how many words a message no tool was chosen for
+    /// is read sentence by sentence (`None`: never).
+    pub sentences_from: Option<usize>,
 }
 
 /// A frame of the embedded router, compiled (see [`crate::rules::Frame`]).

@@ -134,10 +134,12 @@ impl NameForms<'_> {
 /// word of the message may also be several of the name's glued ("salesreport" for the
 /// `SalesReport` of a name, whose capitals the lower-cased message no longer shows).
 ///
-/// The name's words before the first word with a digit or of one or two letters, its lead,
-/// are enough when it has at least `lead_words` of them (`None`: never): people leave out a
-/// tail of codes — a version, a year, a quarter — so "in the sales report" names
-/// `SalesReport_Q2_2025`, unless another code follows ("report q4" for `Report_Q3`). A caller
+/// A prefix of the name's words is enough when it has at least `lead_words` words (`None`:
+/// never) and is either words of its lead (the words before the first with a digit or of one
+/// or two letters) or ends with a number: people leave out a tail of codes — a version, a year,
+/// a quarter — or of words after a number, so "in the sales report" names
+/// `SalesReport_Q2_2025` and "in invoice 2291" names `Invoice_2291_Vector_Ltd`, unless another
+/// code follows ("report q4" for `Report_Q3`). A caller
 /// that acts on the name alone asks for a lead of two words ("meeting minutes" for
 /// `Meeting_minutes_12.03`, where one word, "report" for `Report_Q3`, may mean another
 /// report); one that only checks a name given elsewhere (a call's argument) takes one.
@@ -177,10 +179,23 @@ pub fn find_name(
         })
     };
     let whole = matched(&wanted, false);
-    if whole.is_some() || lead_words.is_none_or(|n| lead < n.max(1)) || lead == wanted.len() {
+    let Some(need) = lead_words.map(|n| n.max(1)) else {
+        return whole;
+    };
+    if whole.is_some() {
         return whole;
     }
-    matched(&wanted[..lead], true)
+    // Shorter prefixes, longest first: the lead, its first two words or more ("trip budget" for
+    // `Trip_budget_Sochi_2025`; one word of a longer lead may be the start of another name), or
+    // the lead and codes up to a number ("invoice 2291" for `Invoice_2291_Vector_Ltd`; a name
+    // of codes alone is said whole).
+    let number = |w: &str| w.chars().all(|c| c.is_ascii_digit());
+    (need..wanted.len())
+        .rev()
+        .filter(|&n| {
+            n == lead || (2..lead).contains(&n) || (lead > 0 && n > lead && number(wanted[n - 1]))
+        })
+        .find_map(|n| matched(&wanted[..n], true))
 }
 
 /// The message's words for names: runs of letters, or of digits (byte spans).
@@ -263,6 +278,12 @@ mod tests {
         assert!(find_name("in meeting minutes fix", &minutes, prefixes(0), Some(2)).is_some());
         assert!(find_name("in the report fix", &report, prefixes(0), Some(2)).is_none());
         assert!(find_name("in the report fix", &report, prefixes(0), Some(1)).is_some());
+        let invoice = n.normalize(&name_words("Invoice_№2291_Vector_Ltd"));
+        assert!(find_name("in invoice 2291 fix", &invoice, prefixes(0), Some(2)).is_some());
+        assert!(find_name("in invoice 2292 fix", &invoice, prefixes(0), Some(2)).is_none());
+        let budget = n.normalize(&name_words("Trip_budget_Sochi_2025"));
+        assert!(find_name("in trip budget fix", &budget, prefixes(0), Some(2)).is_some());
+        assert!(find_name("in trip fix", &budget, prefixes(0), Some(2)).is_none());
         let spec = n.normalize(&name_words("Spec_v2.1"));
         assert!(find_name("in spec v2.1 fix", &spec, prefixes(0), None).is_some());
     }

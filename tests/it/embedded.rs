@@ -628,3 +628,38 @@ async fn reports_negations_and_idioms_are_left_alone() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+#[tokio::test]
+async fn a_long_story_is_read_for_the_request_at_its_end() {
+    let (rs, model) = prepared();
+    // Read whole, each of these is no tool: the story outweighs the request
+    // (`router.embedded.sentences_from`, 20 words in the pack).
+    let story = "Сын весь вечер сидел над домашкой, плакал, говорит, учительница объясняет \
+        быстро, а в учебнике ничего не понятно, я сама уже всё забыла со школы. Объясни ему, \
+        пожалуйста, как складывать дроби с разными знаменателями.";
+    let d = decide(&rs, &model, &say(story)).await;
+    assert_eq!(d.skill.as_deref(), Some("tutor"), "{:#?}", d.trace);
+    assert!(
+        d.trace
+            .iter()
+            .any(|t| t.effect == "read the long message sentence by sentence"),
+        "{:#?}",
+        d.trace
+    );
+    let trip = "Мы с женой давно собирались в отпуск, всё откладывали из-за работы, а тут \
+        наконец дали две недели в августе, хотим куда-нибудь к морю без пересадок. Найди в \
+        интернете, какие сейчас цены на билеты до Сочи.";
+    let d = decide(&rs, &model, &say(trip)).await;
+    assert!(
+        d.trace
+            .iter()
+            .any(|t| t.effect == "embedded chose web_search"),
+        "{:#?}",
+        d.trace
+    );
+    // A story that ends in a question for the chat stays with the chat.
+    let tired = "Вчера полдня сидела над отчётом, потом ещё с начальником спорили из-за сроков, \
+        потом дома дети, ужин, уроки, стирка. Как вы думаете, это вообще нормально так жить?";
+    let d = decide(&rs, &model, &say(tired)).await;
+    assert!(d.calls.is_empty() && d.skill.is_none(), "{:#?}", d.trace);
+}

@@ -35,10 +35,30 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         );
     }
     index.classifier.take_slipped();
-    let plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
+    let mut plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
         let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
         vec![(whole, (from, normalized.len()))]
     });
+    if let [(whole, _)] = plan.as_slice()
+        && matches!(whole.chosen, Target::Chat)
+        && whole.torn.is_none()
+        && whole.ruled_out.is_none()
+        && let Some(min) = input.router.embedded.sentences_from
+        && normalized[from..].split_whitespace().count() >= min
+        && let Some((ranking, span)) =
+            surest_sentence(index, input, &normalized, from, &allowed, &bias)
+    {
+        notes.push(ModelNote::new(
+            "read the long message sentence by sentence",
+            [
+                "no tool for the whole; the sentence '",
+                &normalized[span.0..span.1],
+                "' is sure on its own (router.embedded.sentences_from)",
+            ]
+            .concat(),
+        ));
+        plan = vec![(ranking, span)];
+    }
     // The words read as slips, looked for only when the classifier read one.
     if index.classifier.take_slipped() {
         for (written, meant) in index.classifier.slips(&normalized[from..]) {
@@ -161,6 +181,42 @@ fn split(
         }
     }
     None
+}
+
+/// Of the sentences of `normalized[from..]` (cut at `.`, `!`, `?`, `;` and line breaks) of
+/// three words or more, the one surest of a tool or skill on its own, with its byte span.
+fn surest_sentence(
+    index: &Index,
+    input: &RouterInput<'_>,
+    normalized: &str,
+    from: usize,
+    allowed: &super::Allowed,
+    bias: &[f32],
+) -> Option<(Ranking, (usize, usize))> {
+    let mut best: Option<(Ranking, (usize, usize), f32)> = None;
+    let mut start = from;
+    let ends = normalized[from..]
+        .match_indices(['.', '!', '?', ';', '\n'])
+        .map(|(i, _)| from + i)
+        .chain(std::iter::once(normalized.len()));
+    for end in ends {
+        let (s, e) = (start, end);
+        start = end + 1;
+        let text = normalized[s..e].trim();
+        if text.split_whitespace().count() < 3 {
+            continue;
+        }
+        let at = s + (normalized[s..e].len() - normalized[s..e].trim_start().len());
+        let ranking = index.rank_text(input, text, allowed, bias, true);
+        let sure = match (&ranking.chosen, &ranking.best) {
+            (Target::Tool(_) | Target::Skill(_), Some((_, p))) => *p,
+            _ => continue,
+        };
+        if best.as_ref().is_none_or(|b| sure > b.2) {
+            best = Some((ranking, (at, at + text.len()), sure));
+        }
+    }
+    best.map(|(r, span, _)| (r, span))
 }
 
 /// The trace line of one ranking: the chosen class, its probability and the runner-up. Its
