@@ -106,10 +106,10 @@ pub(super) fn features_into(
         padded.extend(word.chars());
         padded.push(' ');
         word_features(padded, out);
+        // The whole word's feature, just pushed: a word the examples had is read as written.
+        let whole = out.last().copied().unwrap_or_default();
         if let Some(r) = reading
-            && r.seen
-                .get(hash(b'x', &padded[1..padded.len() - 1]))
-                .is_none()
+            && r.seen.get(whole).is_none()
             && let Some(meant) = r.spelling.read(word)
         {
             // Both readings: a real word the lists do not know keeps its own features.
@@ -123,7 +123,8 @@ pub(super) fn features_into(
     slipped
 }
 
-/// The features of one word, `padded` with a space on each side.
+/// The features of one word, `padded` with a space on each side; the whole word's last.
+#[inline]
 fn word_features(padded: &[char], out: &mut Vec<u64>) {
     // The 3-, 4- and 5-grams starting at each place share their first characters, and the
     // hash extends a prefix: three hashes for the price of five steps.

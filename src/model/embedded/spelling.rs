@@ -121,9 +121,6 @@ impl Spelling {
             n += 1;
         }
         let letters = &buf[..n];
-        if self.known.as_ref().is_some_and(|k| k.contains(word)) {
-            return None;
-        }
         let mut found: Vec<(u32, &str)> = Vec::new();
         let probes = std::iter::once(None).chain((0..letters.len()).map(Some));
         for probe in probes {
@@ -140,6 +137,11 @@ impl Spelling {
                     None => {}
                 }
             }
+        }
+        // A real word no example has is no slip (looked up only now: most words have no
+        // candidate at all).
+        if found.is_empty() || self.known.as_ref().is_some_and(|k| k.contains(word)) {
+            return None;
         }
         found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
         found.dedup_by(|a, b| a.1 == b.1);
