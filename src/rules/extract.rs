@@ -230,8 +230,9 @@ pub struct EmbeddedRouter {
     /// A message of at least this many words that, read whole, asks for no tool is read
     /// sentence by sentence (cut at `.`, `!`, `?`, `;` and line breaks): when a sentence of
     /// three words or more is sure of a tool or skill on its own, the surest one decides, and
-    /// its words fill the arguments. A story with the request at its end («… у нас аудит на
-    /// носу. Найди в документах акт сверки») is then read for its request. Omitted: never.
+    /// its words fill the arguments. A story with the request at its end ("… the audit is next
+    /// week. Find the reconciliation report in my documents") is then read for its request.
+    /// Omitted: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 2))]
     pub sentences_from: Option<usize>,

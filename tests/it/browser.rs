@@ -17,6 +17,12 @@ use serde_json::{Value, json};
 
 use super::common::{Kill, Served, cannot_run, eventually_async, find, tool_or_skip};
 
+/// How long a page step may take: every valid save retrains the embedded router for the live
+/// rules and for the shadow's, which in a debug build of the test takes seconds (2.5 s for the
+/// shipped pack's 3,000 examples on one core, more while other tests run). Each wait is a
+/// poll that returns as soon as the page shows what it waits for.
+const SLOW_PAGE: Duration = Duration::from_secs(30);
+
 fn copy_rules(to: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     for f in turnout::source::rule_files(&from).expect("rules") {
@@ -106,19 +112,15 @@ async fn type_message(client: &Client, served: &Served, message: &str) -> Value 
     field.clear().await.expect("clear");
     field.send_keys(message).await.expect("type");
     let steps = expected.as_array().map_or(0, Vec::len);
-    eventually_async(
-        &format!("the trace of «{message}»"),
-        Duration::from_secs(10),
-        || async {
-            let highlighted = text_of(client, "highlighted").await?;
-            let rows = js(
-                client,
-                "return document.querySelectorAll('#trace tr[data-step]').length",
-            )
-            .await;
-            (highlighted == message && rows.as_u64() == Some(steps as u64)).then_some(())
-        },
-    )
+    eventually_async(&format!("the trace of «{message}»"), SLOW_PAGE, || async {
+        let highlighted = text_of(client, "highlighted").await?;
+        let rows = js(
+            client,
+            "return document.querySelectorAll('#trace tr[data-step]').length",
+        )
+        .await;
+        (highlighted == message && rows.as_u64() == Some(steps as u64)).then_some(())
+    })
     .await;
     expected
 }
@@ -258,7 +260,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         .ruleset
         .expect("rules");
     let first = rules.version.to_string();
-    eventually_async("the version", Duration::from_secs(10), || async {
+    eventually_async("the version", SLOW_PAGE, || async {
         text_of(&client, "version").await.filter(|v| *v == first)
     })
     .await;
@@ -324,13 +326,11 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
             js(&client, &script).await.as_str().map(str::to_owned)
         }
     };
-    eventually_async(
-        "a click on the shadow's example",
-        Duration::from_secs(10),
-        || click("#shadow .grp button.ex", "сколько стоит айфон 15"),
-    )
+    eventually_async("a click on the shadow's example", SLOW_PAGE, || {
+        click("#shadow .grp button.ex", "сколько стоит айфон 15")
+    })
     .await;
-    eventually_async("the shadow example loaded", Duration::from_secs(10), || async {
+    eventually_async("the shadow example loaded", SLOW_PAGE, || async {
         let form = js(&client, "return [document.getElementById('message').value, document.querySelector('input[name=\"model-mode\"]:checked').value, document.getElementById('script-tool-1').value]").await;
         (form == json!(["сколько стоит айфон 15", "scripted", "web_search"])).then_some(())
     })
@@ -343,14 +343,10 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
     })
     .await;
     let said = said.trim_matches(|c| c == '“' || c == '”').to_owned();
-    eventually_async(
-        "the disagreement example loaded",
-        Duration::from_secs(10),
-        || async {
-            let value = js(&client, "return document.getElementById('message').value").await;
-            (value.as_str() == Some(said.as_str())).then_some(())
-        },
-    )
+    eventually_async("the disagreement example loaded", SLOW_PAGE, || async {
+        let value = js(&client, "return document.getElementById('message').value").await;
+        (value.as_str() == Some(said.as_str())).then_some(())
+    })
     .await;
     // A fresh page for what follows (the example filled the whole form). The screenshot of
     // the docs (docs/playground.png is a copy of target/playground.png): the shipped pack,
@@ -365,14 +361,14 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
     // Save an edit: a pre-rule that sends this message to a tool. The page shows the new
     // version and the new decision without being reloaded.
     std::fs::write(dir.path().join("zz_playground.yaml"), PHONES).expect("save");
-    let second = eventually_async("a new version", Duration::from_secs(10), || async {
+    let second = eventually_async("a new version", SLOW_PAGE, || async {
         text_of(&client, "version")
             .await
             .filter(|v| !v.is_empty() && *v != first)
     })
     .await;
     let trace = type_message(&client, &served, "сколько стоит айфон 15").await;
-    eventually_async("the new decision", Duration::from_secs(10), || async {
+    eventually_async("the new decision", SLOW_PAGE, || async {
         let outcome = js(
             &client,
             "return document.getElementById('outcome').dataset.outcome",
@@ -386,15 +382,11 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
     // Save a broken file: the banner shows where, the source line and its caret, in Russian;
     // the last good version keeps serving.
     std::fs::write(dir.path().join("broken.yaml"), "guards: [\n").expect("save");
-    let banner = eventually_async(
-        "the broken save's banner",
-        Duration::from_secs(10),
-        || async {
-            shown(&client, "reload-error")
-                .await
-                .filter(|t| t.contains("broken.yaml:1:10"))
-        },
-    )
+    let banner = eventually_async("the broken save's banner", SLOW_PAGE, || async {
+        shown(&client, "reload-error")
+            .await
+            .filter(|t| t.contains("broken.yaml:1:10"))
+    })
     .await;
     assert!(
         banner.contains("1 | guards: ["),
@@ -422,7 +414,7 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         "word_lists:\n  - {id: fixed_words, description: test, words: [проверка]}\n",
     )
     .expect("save");
-    let confirmed = eventually_async("the fix confirmed", Duration::from_secs(10), || async {
+    let confirmed = eventually_async("the fix confirmed", SLOW_PAGE, || async {
         shown(&client, "reload-ok").await
     })
     .await;
@@ -434,15 +426,11 @@ async fn the_playground_speaks_russian_highlights_every_match_and_shows_broken_a
         shown(&client, "reload-error").await.is_none(),
         "the banner is gone"
     );
-    eventually_async(
-        "a version after the fix",
-        Duration::from_secs(10),
-        || async {
-            text_of(&client, "version")
-                .await
-                .filter(|v| !v.is_empty() && *v != second)
-        },
-    )
+    eventually_async("a version after the fix", SLOW_PAGE, || async {
+        text_of(&client, "version")
+            .await
+            .filter(|v| !v.is_empty() && *v != second)
+    })
     .await;
 
     // The same trace in English, from the same typed fields.
