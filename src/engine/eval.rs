@@ -457,8 +457,8 @@ impl Ctx<'_> {
 
     /// Where a file's name is in the message as a name is said: without its extension, split
     /// at `_` and case changes, in another form ("in plan_2025" names `Plan_2025.xlsx`, "in the
-    /// budgets" names `Budget.xlsx`); `lead_is_enough`: its words before a tail of codes will
-    /// do when it has `lead_words` of them ([`text::find_name`]).
+    /// budgets" names `Budget.xlsx`); with `lead_words`, a prefix of its words of at least that
+    /// many may do ([`text::find_name`]).
     fn file_name_said(&self, file_name: &str, lead_words: Option<usize>) -> Option<(usize, usize)> {
         let norm = &self.rs.normalizer;
         let name = norm.normalize(&text::name_words(text::base_name(file_name)));

@@ -26,7 +26,8 @@ pub fn name_words(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     let mut previous: Option<char> = None;
     for c in name.chars() {
-        if is_separator(c) || !super::is_alphanumeric(c) {
+        // Separators are marks too.
+        if !super::is_alphanumeric(c) {
             if !out.is_empty() && !out.ends_with(' ') {
                 out.push(' ');
             }
@@ -65,9 +66,8 @@ impl NameForms<'_> {
     /// endings table, `m` is `w` in one of its forms: a stem of `w` (`w`, or `w` without an
     /// ending of the table, of three letters or more) and an allowed ending ("acts" for `Act`,
     /// "plans", "budgets", not "budgetary"); a name's word of six letters or more may have one
-    /// letter wrong, missing or swapped before the ending
-    /// ("budjet"), never one more (which would read an adjective made from it, its stem and a
-    /// suffix, as a typo of the noun).
+    /// letter wrong, missing or swapped before the ending ("budjet"), never one more (which
+    /// would read an adjective made from it, its stem and a suffix, as a typo of the noun).
     fn same(&self, m: &str, w: &str) -> bool {
         if m == w {
             return true;
@@ -139,10 +139,10 @@ impl NameForms<'_> {
 /// or two letters) or ends with a number: people leave out a tail of codes — a version, a year,
 /// a quarter — or of words after a number, so "in the sales report" names
 /// `SalesReport_Q2_2025` and "in invoice 2291" names `Invoice_2291_Vector_Ltd`, unless another
-/// code follows ("report q4" for `Report_Q3`). A caller
-/// that acts on the name alone asks for a lead of two words ("meeting minutes" for
-/// `Meeting_minutes_12.03`, where one word, "report" for `Report_Q3`, may mean another
-/// report); one that only checks a name given elsewhere (a call's argument) takes one.
+/// code follows ("report q4" for `Report_Q3`). A caller that acts on the name alone asks for
+/// two words ("meeting minutes" for `Meeting_minutes_12.03`, where one word, "report" for
+/// `Report_Q3`, may mean another report); one that only checks a name given elsewhere (a
+/// call's argument) takes one.
 pub fn find_name(
     text: &str,
     name: &str,

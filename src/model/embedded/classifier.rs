@@ -12,7 +12,9 @@
 
 use std::collections::HashMap;
 
-use super::features::{BASIS, FeatureTable, Reading, counted, features, features_into, step};
+use super::features::{
+    BASIS, FeatureTable, Reading, counted, features, features_into, step, whole_word, words,
+};
 use super::rows;
 use super::spelling::Spelling;
 use super::top::{Top, best_two};
@@ -104,9 +106,24 @@ impl Classifier {
         normalizer: &Normalizer,
         training: Training,
     ) -> Self {
-        let docs: Vec<Vec<(u64, f32)>> = examples
+        let normalized: Vec<String> = (examples.iter())
+            .map(|(_, text)| normalizer.normalize_message(text))
+            .collect();
+        Self::train_normalized(classes, examples, &normalized, training)
+    }
+
+    /// [`Self::train_with`] with each example's text normalised already (`normalized`, in the
+    /// same order): the normalised text gives the features, the text as written the order in
+    /// which training visits it.
+    pub(super) fn train_normalized(
+        classes: usize,
+        examples: &[(usize, &str)],
+        normalized: &[String],
+        training: Training,
+    ) -> Self {
+        let docs: Vec<Vec<(u64, f32)>> = normalized
             .iter()
-            .map(|(_, text)| counted(features(&normalizer.normalize_message(text))))
+            .map(|text| counted(features(text)))
             .collect();
         let mut ids: HashMap<u64, u32> = HashMap::new();
         let mut df: Vec<u32> = Vec::new();
@@ -173,9 +190,13 @@ impl Classifier {
 
     /// Each word of normalised `text` read as another word ([`Spelling`]), with that word.
     pub(super) fn slips<'s, 't>(&'s self, text: &'t str) -> Vec<(&'t str, &'s str)> {
-        self.spelling
-            .as_ref()
-            .map_or_else(Vec::new, |s| s.slips(text))
+        let Some(spelling) = &self.spelling else {
+            return Vec::new();
+        };
+        words(text)
+            .filter(|w| self.vocabulary.get(whole_word(w)).is_none())
+            .filter_map(|w| spelling.read(w).map(|meant| (w, meant)))
+            .collect()
     }
 
     /// How many classes it tells apart.
@@ -269,9 +290,10 @@ impl Classifier {
             ..
         } = s;
         hashes.clear();
-        let reading = self.spelling.as_ref().map(|spelling| Reading {
+        let slip = |w: &str| self.spelling.as_ref().and_then(|s| s.read(w));
+        let reading = self.spelling.is_some().then_some(Reading {
             seen: &self.vocabulary,
-            spelling,
+            slip: &slip,
         });
         *slipped |= features_into(normalized, hashes, padded, reading.as_ref());
         known.clear();
@@ -510,6 +532,21 @@ mod tests {
             assert_eq!(table.get(*k), Some(*id));
         }
         assert_eq!(table.get(13), None);
+    }
+
+    #[test]
+    fn slips_name_each_word_read_as_another_and_leave_the_examples_words_alone() {
+        let examples = [(0, "remind me tomorrow"), (1, "a hoist"), (1, "a heist")];
+        let norm = Normalizer::default();
+        let mut c = Classifier::train(2, &examples, &norm);
+        let texts = examples.iter().map(|(_, t)| *t);
+        c.read_slips(Spelling::new(texts, 5, None, None));
+        assert_eq!(
+            c.slips("remnid me tomorow"),
+            vec![("remnid", "remind"), ("tomorow", "tomorrow")]
+        );
+        // A word of the examples is read as written, even one slip from another of them.
+        assert!(c.slips("remind me a hoist or a heist").is_empty());
     }
 
     #[test]

@@ -1,11 +1,10 @@
 //! The classifier's features: character 3- to 5-grams of each word, its first five characters
 //! and the whole word, hashed (FNV-1a, one step per character) and resolved to dense ids
 //! through an open-addressing [`FeatureTable`]; a word the examples never had may be read as
-//! the example word it is a slip for ([`Spelling`]).
+//! the example word it is a slip for (a [`Reading`], which the spelling index gives).
 
 use std::collections::HashMap;
 
-use super::spelling::Spelling;
 use crate::text::is_alphanumeric;
 
 /// Feature hashes to dense ids: open addressing with linear probing over a power-of-two table
@@ -82,10 +81,10 @@ pub(super) fn features(text: &str) -> Vec<u64> {
 }
 
 /// How a message's words are read: a word whose whole-word feature was never `seen` may be a
-/// slip for a word of the examples.
+/// slip for a word of the examples, which `slip` says.
 pub(super) struct Reading<'a> {
     pub seen: &'a FeatureTable,
-    pub spelling: &'a Spelling,
+    pub slip: &'a dyn Fn(&str) -> Option<&'a str>,
 }
 
 /// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
@@ -97,10 +96,7 @@ pub(super) fn features_into(
     reading: Option<&Reading<'_>>,
 ) -> bool {
     let mut slipped = false;
-    for word in text
-        .split(|c: char| !is_alphanumeric(c))
-        .filter(|w| !w.is_empty())
-    {
+    for word in words(text) {
         padded.clear();
         padded.push(' ');
         padded.extend(word.chars());
@@ -110,7 +106,7 @@ pub(super) fn features_into(
         let whole = out.last().copied().unwrap_or_default();
         if let Some(r) = reading
             && r.seen.get(whole).is_none()
-            && let Some(meant) = r.spelling.read(word)
+            && let Some(meant) = (r.slip)(word)
         {
             // Both readings: a real word the lists do not know keeps its own features.
             padded.truncate(1);
@@ -150,6 +146,18 @@ fn word_features(padded: &[char], out: &mut Vec<u64>) {
         out.push(hash(b'w', stem));
     }
     out.push(hash(b'x', stem));
+}
+
+/// The words of normalised text, as features see them: runs of letters and digits.
+pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_alphanumeric(c))
+        .filter(|w| !w.is_empty())
+}
+
+/// The whole-word feature of `word` (what [`word_features`] pushes last).
+pub(super) fn whole_word(word: &str) -> u64 {
+    word.chars()
+        .fold(step(BASIS, u32::from(b'x')), |h, c| step(h, c as u32))
 }
 
 /// FNV-1a's offset basis.

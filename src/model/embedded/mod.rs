@@ -236,16 +236,17 @@ struct Index {
 
 impl Index {
     fn train(data: TrainingData) -> Self {
-        let examples: Vec<(usize, &str)> = data
-            .examples
-            .iter()
+        // Normalised once, for the classifier and for the index of slips.
+        let normalized: Vec<String> = (data.examples.iter())
+            .map(|(_, e)| data.normalizer.normalize_message(e))
+            .collect();
+        let examples: Vec<(usize, &str)> = (data.examples.iter())
             .map(|(t, e)| (*t, e.as_str()))
             .collect();
-        let mut classifier = Classifier::train(data.targets.len(), &examples, &data.normalizer);
+        let classes = data.targets.len();
+        let mut classifier =
+            Classifier::train_normalized(classes, &examples, &normalized, Training::default());
         if let Some(from) = data.typos_from {
-            let normalized: Vec<String> = (data.examples.iter())
-                .map(|(_, e)| data.normalizer.normalize_message(e))
-                .collect();
             let words = normalized.iter().map(String::as_str);
             let endings = data.normalizer.endings().cloned();
             classifier.read_slips(spelling::Spelling::new(words, from, data.known, endings));

@@ -1,7 +1,8 @@
 //! Reading a slip of typing as the word it was meant to be (`router.embedded.typos_from`): a
 //! word of a message that no example has and no word list knows, one edit (a letter wrong,
 //! missing, extra, or two neighbours swapped) from a word of the examples, is read as that
-//! word, so its character n-grams are the ones the classifier learnt.
+//! word, so its character n-grams are the ones the classifier learnt. Whether the examples had
+//! a word is the classifier's to say (its vocabulary holds every word's whole-word feature).
 //!
 //! The examples' words are indexed by their symmetric deletion neighbourhood: each word and
 //! the word with each one letter left out, hashed. A word one edit from an example's word shares
@@ -13,8 +14,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::features::{BASIS, step, words};
 use crate::text::fuzzy::{KnownWords, edit_between};
-use crate::text::{Endings, is_alphanumeric, is_word};
+use crate::text::{Endings, is_word};
 
 /// The examples' words, indexed for one-edit lookups.
 #[derive(Debug, Clone)]
@@ -25,8 +27,6 @@ pub(super) struct Spelling {
     words: Vec<(Box<str>, u32)>,
     /// `(key, word)` sorted: each word's hash and its hashes with one letter left out.
     keys: Vec<(u64, u32)>,
-    /// Every word of the examples, of any length (a word seen is read as written).
-    seen: FxHashMap<Box<str>, ()>,
     /// Real words no example has, never read as another.
     known: Option<Arc<KnownWords>>,
     /// The language's endings: a word that differs from an example's word only in its ending
@@ -43,19 +43,12 @@ fn key(letters: &[char], skip: Option<usize>) -> u64 {
         .iter()
         .enumerate()
         .filter(|&(k, _)| Some(k) != skip)
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, (_, &c)| {
-            (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
-        })
+        .fold(BASIS, |h, (_, &c)| step(h, c as u32))
 }
 
 /// A letter (a word character that is no digit), by the engine's table of word characters.
 fn is_letter(c: char) -> bool {
     is_word(c) && !c.is_ascii_digit()
-}
-
-fn words_of(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !is_alphanumeric(c))
-        .filter(|w| !w.is_empty())
 }
 
 impl Spelling {
@@ -69,14 +62,13 @@ impl Spelling {
     ) -> Self {
         let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
         for text in examples {
-            for w in words_of(text) {
+            for w in words(text) {
                 *counts.entry(w).or_default() += 1;
             }
         }
-        let seen = counts.keys().map(|&w| (Box::from(w), ())).collect();
         let mut words: Vec<(Box<str>, u32)> = counts
             .into_iter()
-            .filter(|(w, _)| w.chars().count() + 1 >= from && w.chars().all(|c| c.is_alphabetic()))
+            .filter(|(w, _)| w.chars().count() + 1 >= from && w.chars().all(is_letter))
             .map(|(w, n)| (Box::from(w), n))
             .collect();
         // The same index on every run, whatever the map's order.
@@ -96,20 +88,17 @@ impl Spelling {
             from,
             words,
             keys,
-            seen,
             known,
             endings,
         }
     }
 
-    /// The word of the examples `word` is read as, when it is a slip: `None` for a word the
-    /// examples or the lists know, a word too short, or one no example's word is one edit from
-    /// (or two of them, equally frequent, are).
+    /// The word of the examples `word` — one the examples never had — is read as, when it is a
+    /// slip: `None` for a word the lists know, a word too short, or one no example's word is
+    /// one edit from (or two of them, equally frequent, are).
     pub fn read(&self, word: &str) -> Option<&str> {
-        // Cheapest first: most words of a message are words of the examples.
-        if self.seen.contains_key(word) || word.chars().nth(self.from.max(1) - 1).is_none() {
-            return None;
-        }
+        // Too short to be read as a slip.
+        word.chars().nth(self.from.max(1) - 1)?;
         // On the stack: this runs for every word the examples never had.
         let mut buf = [' '; MAX_LETTERS];
         let mut n = 0;
@@ -163,13 +152,6 @@ impl Spelling {
             .sum();
         common > 0 && endings.allows(&a[common..]) && endings.allows(&b[common..])
     }
-
-    /// Each word of `text` (normalised) read as another, with that word, in order.
-    pub fn slips<'s, 't>(&'s self, text: &'t str) -> Vec<(&'t str, &'s str)> {
-        words_of(text)
-            .filter_map(|w| self.read(w).map(|r| (w, r)))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -187,11 +169,6 @@ mod tests {
         assert_eq!(s.read("remiind"), Some("remind"), "a letter extra");
         assert_eq!(s.read("picure"), Some("picture"), "a letter missing");
         assert_eq!(s.read("pocture"), Some("picture"), "a letter wrong");
-        assert_eq!(
-            s.read("remind"),
-            None,
-            "a word of the examples is read as written"
-        );
     }
 
     #[test]
@@ -216,14 +193,5 @@ mod tests {
         );
         let s = spelling(&["a hoist", "a hoist again", "a heist"]);
         assert_eq!(s.read("hbist"), Some("hoist"), "the more frequent one");
-    }
-
-    #[test]
-    fn slips_names_each_word_read_as_another() {
-        let s = spelling(&["remind me tomorrow"]);
-        assert_eq!(
-            s.slips("remnid me tomorow"),
-            vec![("remnid", "remind"), ("tomorow", "tomorrow")]
-        );
     }
 }

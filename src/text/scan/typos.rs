@@ -78,12 +78,12 @@ impl Builder {
 }
 
 impl Typos {
-    /// Adds `words` (normalised) to the words never read as a typo.
     /// The words never read as a typo: every word of every entry, and the known words.
     pub(super) fn known(&self) -> &Arc<KnownWords> {
         self.stems.known()
     }
 
+    /// Adds `words` (normalised) to the words never read as a typo.
     pub(super) fn know<'a>(&mut self, words: impl IntoIterator<Item = &'a str>) {
         self.stems.know(words);
     }
