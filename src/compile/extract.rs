@@ -151,10 +151,12 @@ impl Cx<'_, '_> {
             }
             let patterns = self.patterns(&format!("{p}/patterns"), &n.patterns);
             for (j, re) in patterns.iter().enumerate() {
-                if !re.capture_names().any(|g| g == Some("number")) {
+                let has = |name: &str| re.capture_names().any(|g| g == Some(name));
+                if !(has("number") || has("from") && has("to")) {
                     self.error(
                         Code::ExtractNumberGroup,
-                        "a number pattern needs a group named 'number', e.g. (?P<number>\\d+)"
+                        "a number pattern needs a group named 'number', e.g. (?P<number>\\d+), \
+                         or two named 'from' and 'to' (a span, see number.range)"
                             .into(),
                         &format!("{p}/patterns/{j}"),
                     );
@@ -206,6 +208,7 @@ impl Cx<'_, '_> {
                 words,
                 joiners,
                 integer: kind == "integer",
+                range: n.range.as_ref().map_or((1.0, None), |r| (r.scale, r.cycle)),
             }
         });
         if x.from_context.is_some() && kind != "string" {

@@ -300,11 +300,16 @@ fn context_rules(
                 &format!("{at}/id"),
             );
         }
-        if rule.boost.is_empty() && rule.rule_out.is_empty() && rule.boost_chat.is_none() {
+        if rule.boost.is_empty()
+            && rule.rule_out.is_empty()
+            && rule.boost_chat.is_none()
+            && rule.previous_message.is_none_or(|w| w == 0.0)
+        {
             findings.error(
                 Code::ContextNoEffect,
                 format!(
-                    "context rule '{}' changes nothing: give boost, boost_chat or rule_out",
+                    "context rule '{}' changes nothing: give boost, boost_chat, rule_out or \
+                     previous_message",
                     rule.id
                 ),
                 file,
@@ -351,6 +356,7 @@ fn context_rules(
             rule_out,
             ask_back: rule.ask_back,
             boost_chat: rule.boost_chat.unwrap_or(0.0),
+            previous_message: rule.previous_message.unwrap_or(0.0),
         });
     }
     out

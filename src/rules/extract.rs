@@ -99,6 +99,37 @@ pub struct NumberExtraction {
     /// 2500). Each is one or more words, matched whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joiners: Vec<String>,
+    /// How a pattern with groups named `from` and `to` (a span, «from two to half past
+    /// three») is read: the value is `to − from`, times `scale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<NumberRange>,
+}
+
+/// A span's length from its two ends (`number.range`): for a pattern with groups `from` and
+/// `to` instead of `number`. Each end is a number or a clock time («15:30» is 15.5).
+///
+/// ```yaml
+/// number:
+///   patterns: ['from (?P<from>\d{1,2}(?::\d\d)?) to (?P<to>\d{1,2}(?::\d\d)?)']
+///   range: {scale: 60, cycle: 12}   # hours to minutes; «from 11 to 2» is 3 hours
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NumberRange {
+    /// What one unit of the ends is worth in the argument's unit (60: the ends are hours, the
+    /// argument minutes).
+    #[serde(default = "one")]
+    #[schemars(range(min = 0.0))]
+    pub scale: f64,
+    /// Added to `to` while it is not beyond `from`: 12 for a clock face, where «from 11 to 2»
+    /// and «from 6 pm to 11» are said without am or pm. Without it such a span gives nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub cycle: Option<f64>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Where in the request's context a value comes from.
@@ -160,6 +191,13 @@ pub struct ContextRule {
     /// makes a plain answer likelier («can you make slides?» asks, it does not order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boost_chat: Option<f32>,
+    /// How much (0 to 1) the assistant's message just before the user's counts: its words'
+    /// scores, times this weight, are added to the message's own. A short follow-up («and for
+    /// tomorrow?», «make it longer», «a month then») names no tool; the answer or question it
+    /// follows does. 0 or absent: the message is read alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub previous_message: Option<f32>,
 }
 
 /// How the embedded router splits a message with two independent parts into two calls.

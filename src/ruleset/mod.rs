@@ -285,6 +285,8 @@ pub struct ContextRuleDef {
     pub ask_back: bool,
     /// Score added to the no-tool class.
     pub boost_chat: f32,
+    /// Weight of the assistant's previous message's words (0: not read).
+    pub previous_message: f32,
 }
 
 #[derive(Debug)]

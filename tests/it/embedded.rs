@@ -238,6 +238,44 @@ async fn a_request_for_a_tool_the_context_rules_out_asks_back_instead_of_taking_
     assert_eq!(tools(&d), ["speech_generate"], "{:#?}", d.trace);
 }
 
+#[tokio::test]
+async fn a_short_follow_up_is_read_with_the_assistants_message_before_it() {
+    let (rs, model) = prepared();
+    let after = |answer: &str, text: &str| {
+        request(json!({"messages": [
+            {"role": "assistant", "content": answer},
+            {"role": "user", "content": text}
+        ]}))
+    };
+    let stats = "В Schai за месяц у вас 214 новых подписчиков и 3 100 просмотров.";
+    // Alone, «а за год?» names no tool; after the stats it asks for them again.
+    let d = decide(&rs, &model, &say("а за год?")).await;
+    assert_eq!(d.outcome, Outcome::Chat, "{:#?}", d.trace);
+    let d = decide(&rs, &model, &after(stats, "а за год?")).await;
+    assert_eq!(tools(&d), ["schai_stats"], "{:#?}", d.trace);
+    let said = |d: &Decision, what: &str| {
+        d.trace
+            .iter()
+            .any(|s| s.effect.contains(what) && s.effect.contains("before this one count"))
+    };
+    assert!(
+        said(&d, "follow-up-reads-the-previous-message"),
+        "the trace names the rule: {:#?}",
+        d.trace
+    );
+    // Thanks after an answer stays thanks, whatever the answer was about.
+    let vacuums = "Нашёл четыре робота-пылесоса до 20 000 ₽: Dreame, Xiaomi, Polaris, Roborock.";
+    let reminder = "Поставил напоминание «позвонить маме» на пятницу, 18:00.";
+    for (answer, text) in [
+        (vacuums, "спасибо, посмотрю"),
+        (reminder, "отлично, спасибо!"),
+        (stats, "ого, неплохо"),
+    ] {
+        let d = decide(&rs, &model, &after(answer, text)).await;
+        assert_eq!(d.outcome, Outcome::Chat, "{text}: {:#?}", d.trace);
+    }
+}
+
 /// A small pack (English, to keep it readable) with argument extraction.
 fn extracting_pack(extract: &str) -> turnout::compile::Loaded {
     let yaml = format!(

@@ -266,6 +266,16 @@ impl Classifier {
         })
     }
 
+    /// What the words of normalised `text` say for each class, into `out` (one place per
+    /// class): the scores without the classes' own bias, so that another text's evidence can be
+    /// added to a message's scores as a bias.
+    pub(super) fn evidence(&self, normalized: &str, out: &mut [f32]) {
+        self.logits(normalized, &[], out);
+        for (o, b) in out.iter_mut().zip(&self.bias) {
+            *o -= b;
+        }
+    }
+
     /// The scores of every class for normalised text; `bias` (one number per class, or empty)
     /// is added.
     fn logits(&self, normalized: &str, bias: &[f32], out: &mut [f32]) {

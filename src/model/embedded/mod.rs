@@ -339,6 +339,17 @@ impl Index {
                 bias.resize(self.targets.len(), 0.0);
                 bias[class] += rule.boost_chat;
             }
+            if rule.previous_message > 0.0
+                && let Some(previous) = previous_message(input)
+            {
+                let mut evidence = vec![0.0; self.targets.len()];
+                let normalized = input.rules.normalizer.normalize_message(previous);
+                self.classifier.evidence(&normalized, &mut evidence);
+                bias.resize(self.targets.len(), 0.0);
+                for (b, e) in bias.iter_mut().zip(&evidence) {
+                    *b += rule.previous_message * e;
+                }
+            }
         }
         bias
     }
@@ -412,6 +423,16 @@ impl Index {
             torn,
             ruled_out,
         }
+    }
+}
+
+/// The assistant's message just before the user's last one, if the history has it.
+fn previous_message<'a>(input: &RouterInput<'a>) -> Option<&'a str> {
+    match input.messages {
+        [.., previous, _] if previous.role == crate::contract::Role::Assistant => {
+            Some(&previous.content)
+        }
+        _ => None,
     }
 }
 

@@ -25,13 +25,19 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         .iter()
         .filter_map(|&r| input.router.embedded.context.get(r))
     {
-        notes.push(
-            ModelNote::new(
-                format!("context rule {} applies", rule.id),
-                "its condition holds for this request",
+        let effect = if rule.previous_message > 0.0 && super::previous_message(input).is_some() {
+            format!(
+                "context rule {} applies: the words of the assistant's message before this one \
+                 count {}×",
+                rule.id, rule.previous_message
             )
-            .kind(EffectKind::ContextRule)
-            .rule(rule.id.clone()),
+        } else {
+            format!("context rule {} applies", rule.id)
+        };
+        notes.push(
+            ModelNote::new(effect, "its condition holds for this request")
+                .kind(EffectKind::ContextRule)
+                .rule(rule.id.clone()),
         );
     }
     index.classifier.take_slipped();

@@ -44,6 +44,8 @@ pub(crate) struct NumberDef {
     /// Normalised words that may join two number words of a run (spaces single).
     pub(crate) joiners: Vec<String>,
     pub(crate) integer: bool,
+    /// `number.range`: `(scale, cycle)` for the patterns with `from` and `to` groups.
+    pub(crate) range: (f64, Option<f64>),
 }
 
 /// One number word: a normalised stem (or a whole word) and its value.
@@ -530,6 +532,7 @@ mod tests {
             words,
             joiners: vec!["and a".into()],
             integer: false,
+            range: (60.0, Some(12.0)),
         }
     }
 
@@ -565,6 +568,28 @@ mod tests {
         // Not between number words, a joiner is text as any other.
         let f = n.find("under seven and a dog").expect("a number");
         assert_eq!(f.value, Value::from(7));
+    }
+
+    #[test]
+    fn a_span_is_the_length_between_its_ends() {
+        // The test numbers' range: ends in hours, the value in minutes, a 12-hour face.
+        let n = numbers(&[r"from (?P<from>[0-9:.]+) to (?P<to>[0-9:.]+)"]);
+        let minutes = |text: &str| n.find(text).map(|f| f.value);
+        assert_eq!(minutes("from 14:00 to 15:30"), Some(Value::from(90)));
+        assert_eq!(minutes("from 9.45 to 10"), Some(Value::from(15)));
+        // Words first: «from seven to twenty» is 13 hours.
+        assert_eq!(minutes("from seven to twenty"), Some(Value::from(780)));
+        // Said without am or pm, the later end comes round the face.
+        assert_eq!(minutes("from 11 to 2"), Some(Value::from(180)));
+        // Without a cycle a backward span is no number; minutes past 59 are no time.
+        let mut straight = numbers(&[r"from (?P<from>[0-9:]+) to (?P<to>[0-9:]+)"]);
+        straight.range = (1.0, None);
+        assert_eq!(straight.find("from 11 to 2").map(|f| f.value), None);
+        assert_eq!(
+            straight.find("from 2 to 11").map(|f| f.value),
+            Some(Value::from(9))
+        );
+        assert_eq!(minutes("from 14:75 to 16"), None);
     }
 
     #[test]

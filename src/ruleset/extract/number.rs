@@ -104,22 +104,35 @@ impl NumberDef {
         Some(out)
     }
 
+    /// The length of a span from its ends (`number.range`): `to − from` times the scale, the
+    /// cycle added to `to` while it is not beyond `from`; `None` for an empty or backward span
+    /// without a cycle.
+    fn span(&self, from: &str, to: &str) -> Option<f64> {
+        let (scale, cycle) = self.range;
+        let (from, mut to) = (clock(from)?, clock(to)?);
+        if let Some(cycle) = cycle.filter(|&c| c > 0.0) {
+            while to <= from {
+                to += cycle;
+            }
+        }
+        (to > from).then_some((to - from) * scale)
+    }
+
     pub(super) fn find(&self, original: &str) -> Option<Filled> {
         let digits = self.digits(original);
         let text = digits.as_ref().map_or(original, |d| d.text.as_str());
         let back = |at: usize, end: bool| digits.as_ref().map_or(at, |d| d.back(at, end));
         for re in &self.patterns {
             for c in re.captures_iter(text) {
-                let (Some(whole), Some(digits)) = (c.get(0), c.name("number")) else {
+                let Some(whole) = c.get(0) else {
                     continue;
                 };
-                let cleaned: String = digits
-                    .as_str()
-                    .chars()
-                    .filter(|ch| !ch.is_whitespace())
-                    .map(|ch| if ch == ',' { '.' } else { ch })
-                    .collect();
-                let Ok(mut n) = cleaned.parse::<f64>() else {
+                let n = match (c.name("number"), c.name("from"), c.name("to")) {
+                    (Some(digits), _, _) => plain(digits.as_str()),
+                    (None, Some(from), Some(to)) => self.span(from.as_str(), to.as_str()),
+                    _ => None,
+                };
+                let Some(mut n) = n else {
                     continue;
                 };
                 if let Some(unit) = c.name("unit") {
@@ -149,5 +162,29 @@ impl NumberDef {
             }
         }
         None
+    }
+}
+
+/// A number as a pattern captured it: spaces dropped («15 000»), a decimal comma read as a
+/// point.
+fn plain(digits: &str) -> Option<f64> {
+    let cleaned: String = digits
+        .chars()
+        .filter(|ch| !ch.is_whitespace())
+        .map(|ch| if ch == ',' { '.' } else { ch })
+        .collect();
+    cleaned.parse().ok()
+}
+
+/// One end of a span: a number, or a clock time whose two digits after `:` or `.` are
+/// minutes («15:30», «9.45» → 15.5, 9.75).
+fn clock(end: &str) -> Option<f64> {
+    let end = end.trim();
+    match end.split_once([':', '.']) {
+        Some((h, m)) if m.len() == 2 && m.bytes().all(|b| b.is_ascii_digit()) => {
+            let (h, m): (f64, f64) = (h.trim().parse().ok()?, m.parse().ok()?);
+            (m < 60.0).then_some(h + m / 60.0)
+        }
+        _ => plain(end),
     }
 }
