@@ -249,6 +249,16 @@ fn run_from(
             if let Some(last) = run_from(text, rest, &wanted[k + 1..], forms) {
                 return Some(last + 1);
             }
+            // A preposition or a conjunction between two of the name's words ("plan of sales"
+            // for `Plan_sales`, as people say a name's words with the grammar between them):
+            // one word of one or two letters may stand between them.
+            if let Some((&(fs, fe), after)) = rest.split_first()
+                && text[fs..fe].chars().count() <= 2
+                && text[fs..fe].chars().all(char::is_alphabetic)
+                && let Some(last) = run_from(text, after, &wanted[k + 1..], forms)
+            {
+                return Some(last + 2);
+            }
         }
     }
     None
@@ -286,6 +296,24 @@ mod tests {
         assert!(find_name("in trip fix", &budget, prefixes(0), Some(2)).is_none());
         let spec = n.normalize(&name_words("Spec_v2.1"));
         assert!(find_name("in spec v2.1 fix", &spec, prefixes(0), None).is_some());
+    }
+
+    #[test]
+    fn a_short_word_may_stand_between_two_words_of_a_name() {
+        let n = Normalizer::default();
+        let plan = n.normalize(&name_words("Plan_sales_2025"));
+        let found = find_name("in the plan of sales 2025 fix", &plan, prefixes(0), None);
+        assert_eq!(
+            found,
+            Some((7, 25)),
+            "the span runs from the first word to the last"
+        );
+        assert!(find_name("plan of sales 2025", &plan, prefixes(0), Some(2)).is_some());
+        // One short word only, not a longer one, and not two.
+        assert!(find_name("plan for sales 2025", &plan, prefixes(0), None).is_none());
+        assert!(find_name("plan of a sales 2025", &plan, prefixes(0), None).is_none());
+        // Nor a number: "plan 24 sales" is no name.
+        assert!(find_name("plan 24 sales 2025", &plan, prefixes(0), None).is_none());
     }
 
     fn prefixes(cut: usize) -> NameForms<'static> {
