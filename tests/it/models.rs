@@ -335,7 +335,7 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // the figures reached, so a change that makes decisions worse fails here.
     // Then after twice the examples, then a second round: 94.0 % (142/151), 85.5 % (53/62).
     assert!(tool_share >= 0.94, "tool decisions {tool_share:.3} < 0.94");
-    assert!(chat_share >= 0.85, "left alone {chat_share:.3} < 0.85");
+    assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
 }
 
 #[tokio::test]
@@ -363,7 +363,7 @@ async fn the_embedded_router_decides_the_blind_sixth_set() {
     // is scored now). The floors are the figures reached.
     // Then after the second round: 89.3 % (150/168), 90.1 % (82/91).
     assert!(tool_share >= 0.89, "tool decisions {tool_share:.3} < 0.89");
-    assert!(chat_share >= 0.9, "left alone {chat_share:.3} < 0.9");
+    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 
 #[tokio::test]
@@ -377,8 +377,8 @@ async fn the_embedded_router_decides_the_blind_seventh_set() {
     // the figures reached.
     // Then after the second round of examples, not shown to its writers: 90.1 % (227/252),
     // 94.0 % (141/150).
-    assert!(tool_share >= 0.9, "tool decisions {tool_share:.3} < 0.9");
-    assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
+    assert!(tool_share >= 0.90, "tool decisions {tool_share:.3} < 0.90");
+    assert!(chat_share >= 0.96, "left alone {chat_share:.3} < 0.96");
 }
 
 #[tokio::test]
@@ -390,11 +390,24 @@ async fn the_embedded_router_decides_the_blind_eighth_set() {
     // 85.9 %; on the pack as the session of 2026-12-04 (21:37) found it, 64.7 % and 81.5 %.
     // After reading a long message sentence by sentence: the floors below.
     // Then after reading a long message sentence by sentence: 79.7 % (149/187), 85.2 % (115/135).
-    assert!(
-        tool_share >= 0.795,
-        "tool decisions {tool_share:.3} < 0.795"
-    );
-    assert!(chat_share >= 0.85, "left alone {chat_share:.3} < 0.85");
+    // After set 9's changes (2026-12-05; the Google and question-form rules, budgets): 80.2 %
+    // (150/187), 90.4 % (122/135).
+    assert!(tool_share >= 0.80, "tool decisions {tool_share:.3} < 0.80");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_ninth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set9.yaml", 10, 370).await;
+    // Written blind (see the file's header) as people chat: half follow-ups, corrections and
+    // answers to the assistant's question (the assistant's message is in the request), half
+    // needs, wishes, questions about a tool's topic and small talk: 375 messages, 157 need no
+    // tool. Its first score, on the pack as the session of 2026-12-05 found it: 57.8 % and
+    // 88.5 %. After reading a short follow-up with the message before it (previous_message),
+    // number spans and budgets, a named Google without the integration and the question
+    // forms: the floors below (71.1 %, 155/218; 90.4 %, 142/157).
+    assert!(tool_share >= 0.71, "tool decisions {tool_share:.3} < 0.71");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
