@@ -31,12 +31,19 @@ impl Run<'_> {
         let offered = tools.len();
         // The embedded router's context rules are conditions on the request like any other:
         // evaluated here, where conditions are, and handed over as positions.
+        // A rule that only reads the assistant's previous message does nothing (and says
+        // nothing in the trace) without one.
+        let previous = matches!(
+            req.messages.as_slice(),
+            [.., m, _] if m.role == crate::contract::Role::Assistant
+        );
         let context: Vec<usize> = rs
             .router
             .embedded
             .context
             .iter()
             .enumerate()
+            .filter(|(_, r)| previous || !r.only_reads_previous())
             .filter(|(_, r)| !self.skips(&r.id) && self.cx.eval(&r.when, None))
             .map(|(i, _)| i)
             .collect();

@@ -289,6 +289,16 @@ pub struct ContextRuleDef {
     pub previous_message: f32,
 }
 
+impl ContextRuleDef {
+    /// Whether reading the assistant's previous message is all the rule does.
+    pub fn only_reads_previous(&self) -> bool {
+        self.previous_message > 0.0
+            && self.boost.is_empty()
+            && self.rule_out.is_empty()
+            && self.boost_chat == 0.0
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct SearchDef {
     pub tool: usize,
