@@ -263,6 +263,13 @@ async fn a_short_follow_up_is_read_with_the_assistants_message_before_it() {
         "the trace names the rule: {:#?}",
         d.trace
     );
+    // A message that opens as a follow-up («давай …», «а …») leans on the answer harder: a
+    // second video after one was made, not a plain answer.
+    let video = "Готово: видео 8 секунд, собака бежит по пляжу.";
+    let d = decide(&rs, &model, &say("давай ещё раз, только ночью")).await;
+    assert_eq!(d.outcome, Outcome::Chat, "{:#?}", d.trace);
+    let d = decide(&rs, &model, &after(video, "давай ещё раз, только ночью")).await;
+    assert_eq!(tools(&d), ["video_generate"], "{:#?}", d.trace);
     // Thanks after an answer stays thanks, whatever the answer was about.
     let vacuums = "Нашёл четыре робота-пылесоса до 20 000 ₽: Dreame, Xiaomi, Polaris, Roborock.";
     let reminder = "Поставил напоминание «позвонить маме» на пятницу, 18:00.";
