@@ -131,19 +131,28 @@ pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findin
     };
     let folds = char_pairs(file, "folds", &m.folds, true, findings);
     let look_alikes = char_pairs(file, "look_alikes", &m.look_alikes, false, findings);
-    let transliterate = m.transliterate.as_ref().map(|t| Transliteration {
-        table: t
-            .table
-            .iter()
-            .filter(|(from, _)| !from.is_empty())
-            .map(|(from, to)| (from.clone(), to.clone()))
-            .collect(),
-        keep: t
-            .keep
-            .iter()
-            .cloned()
-            .chain(words_in_script(files, &t.table))
-            .collect(),
+    let transliterate = m.transliterate.as_ref().map(|t| {
+        // A word the lists write in the table's script is theirs to match as written; the
+        // table's `words` do not read it as another.
+        let listed = words_in_script(files, &t.table);
+        Transliteration {
+            table: t
+                .table
+                .iter()
+                .filter(|(from, _)| !from.is_empty())
+                .map(|(from, to)| (from.clone(), to.clone()))
+                .collect(),
+            keep: t
+                .keep
+                .iter()
+                .cloned()
+                .chain(listed.iter().cloned())
+                .collect(),
+            words: (t.words.iter())
+                .filter(|(from, _)| listed.binary_search(&from.to_lowercase()).is_err())
+                .map(|(from, to)| (from.clone(), to.clone()))
+                .collect(),
+        }
     });
     Normalizer::with_options(
         folds,

@@ -130,7 +130,8 @@ impl Normalizer {
     pub fn normalize_mapped(&self, text: &str) -> Normalized {
         let n = self.normalize_plain(text);
         match &self.translit {
-            Some(t) if t.applies(&n.text) => t.apply(n),
+            Some(t) if t.applies(&n.text) => t.apply(n, true),
+            Some(t) if t.may_hold_words(&n.text) => t.apply(n, false),
             _ => n,
         }
     }
@@ -564,6 +565,7 @@ mod tests {
                         .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
                         .collect(),
                     keep: vec!["gmail".to_owned(), "ok".to_owned()],
+                    words: vec![("reminder".to_owned(), "\u{3C5}\u{3C0}".to_owned())],
                 }),
                 ..NormalizerOptions::default()
             },
@@ -601,10 +603,24 @@ mod tests {
     #[test]
     fn a_message_mostly_in_another_script_and_every_entry_stay_as_written() {
         let n = latin_to_greek();
-        // Mostly Greek: the English word is English.
-        let mostly = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} reminder \u{3B3}\u{3B9}\u{3B1} \u{3B1}\u{3C5}\u{3C1}\u{3B9}\u{3BF}";
+        // Mostly Greek: an English word is English, not read through the table.
+        let mostly = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} remind \u{3B3}\u{3B9}\u{3B1} \u{3B1}\u{3C5}\u{3C1}\u{3B9}\u{3BF}";
         assert_eq!(n.normalize_message(mostly), mostly);
         assert!(!n.normalize_mapped(mostly).read_within(0, mostly.len()));
+        // Unless the table's `words` give it: read as that word, its span still the original's.
+        let loan = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} Reminder \u{3B3}\u{3B9}\u{3B1}";
+        let out = n.normalize_mapped(loan);
+        assert_eq!(
+            out.text,
+            "\u{3B2}\u{3B1}\u{3BB}\u{3B5} \u{3C5}\u{3C0} \u{3B3}\u{3B9}\u{3B1}"
+        );
+        let at = out.text.find("\u{3C5}\u{3C0}").expect("read");
+        let end = at + "\u{3C5}\u{3C0}".len();
+        assert_eq!(out.char_span(at, end), (5, 13), "the whole word as written");
+        assert!(out.read_within(at, end));
+        // Whole words only: «reminders» is not «reminder».
+        let plural = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} reminders \u{3B3}\u{3B9}\u{3B1}";
+        assert_eq!(n.normalize_message(plural), plural);
         // Entries, file names and values are never transliterated.
         assert_eq!(n.normalize("biblio"), "biblio");
     }

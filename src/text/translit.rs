@@ -16,6 +16,10 @@ pub struct Transliteration {
     /// Words never read through the table: a word equal to one, or starting with one of three
     /// letters or more (brand names, the words the lists themselves write in that script).
     pub keep: Vec<String>,
+    /// (from, to): whole words read as other words in every message, whatever its script:
+    /// loanwords typed in the other script inside a message in this one («write мне article»
+    /// reads «write» and «article» as the words given for them). After lower-casing.
+    pub words: Vec<(String, String)>,
 }
 
 /// One sequence of a transliteration table: what it reads, what it reads as, and whether only
@@ -101,6 +105,8 @@ pub(super) struct Translit {
     alphabet: Alphabet,
     keep: std::collections::HashSet<String>,
     keep_prefixes: Vec<String>,
+    /// Whole words read as other words, in any message ([`Transliteration::words`]).
+    words: std::collections::HashMap<Vec<char>, Vec<char>>,
 }
 
 impl Translit {
@@ -145,12 +151,32 @@ impl Translit {
             .cloned()
             .collect();
         keep_prefixes.sort();
+        let words = (t.words.iter())
+            .map(|(from, to)| {
+                let chars = |w: &str| w.trim().to_lowercase().chars().collect::<Vec<char>>();
+                (chars(from), chars(to))
+            })
+            .filter(|(from, to)| !from.is_empty() && !to.is_empty())
+            .collect();
         Self {
             by_first,
             alphabet,
             keep,
             keep_prefixes,
+            words,
         }
+    }
+
+    /// Whether a message not written in the table's script may still hold a word of
+    /// [`Transliteration::words`]: the table has words, and `text` a letter of the table's
+    /// alphabet (for an ASCII table, one ASCII letter: most messages have none).
+    pub(super) fn may_hold_words(&self, text: &str) -> bool {
+        !self.words.is_empty()
+            && if self.alphabet.other.is_empty() {
+                text.bytes().any(|b| b.is_ascii_alphabetic())
+            } else {
+                text.chars().any(|c| self.alphabet.contains(&c))
+            }
     }
 
     /// Whether most letters of `text` are the table's.
@@ -189,8 +215,10 @@ impl Translit {
                 .any(|k| word.starts_with(k.as_str()))
     }
 
-    /// `n` with its transliterable words read through the table.
-    pub(super) fn apply(&self, n: Normalized) -> Normalized {
+    /// `n` with its words of [`Transliteration::words`] read as theirs, and, when `whole` (the
+    /// message is written in the table's script), every other transliterable word read through
+    /// the table.
+    pub(super) fn apply(&self, n: Normalized, whole: bool) -> Normalized {
         let chars: Vec<char> = n.text.chars().collect();
         let origin_of = |k: usize| -> u32 {
             n.origin
@@ -221,11 +249,26 @@ impl Translit {
                 (Some(a), Some(b)) => Some((a, b + 1)),
                 _ => None,
             };
+            let loan = core.and_then(|(a, b)| Some((a, b, self.words.get(&chars[a..b])?)));
             let readable = core.filter(|&(a, b)| {
-                chars[a..b].iter().all(|c| self.alphabet.contains(c)) && !self.kept(&chars[a..b])
+                whole
+                    && chars[a..b].iter().all(|c| self.alphabet.contains(c))
+                    && !self.kept(&chars[a..b])
             });
             let mut j = k;
             while j < end {
+                if let Some((a, b, to)) = loan
+                    && j == a
+                {
+                    let start = out.len();
+                    for &c in to {
+                        out.push(c);
+                        origin.push(origin_of(a));
+                    }
+                    read.push((start, out.len()));
+                    j = b;
+                    continue;
+                }
                 match readable {
                     Some((a, b)) if j >= a && j < b => {
                         let start = out.len();

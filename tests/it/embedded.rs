@@ -239,6 +239,19 @@ async fn a_request_for_a_tool_the_context_rules_out_asks_back_instead_of_taking_
 }
 
 #[tokio::test]
+async fn english_words_inside_russian_are_read_as_the_packs_words() {
+    // `matching.transliterate.words`: «article» is read as «статью», and «write», which a list
+    // writes in Latin letters itself, stays as written for that list to match.
+    let (rs, model) = prepared();
+    let d = decide(&rs, &model, &say("write мне article про осенний сад")).await;
+    assert_eq!(tools(&d), ["article_draft"], "{:#?}", d.trace);
+    assert_eq!(
+        rs.normalizer.normalize_message("write мне article"),
+        "write мне статью"
+    );
+}
+
+#[tokio::test]
 async fn a_short_follow_up_is_read_with_the_assistants_message_before_it() {
     let (rs, model) = prepared();
     let after = |answer: &str, text: &str| {
