@@ -107,6 +107,8 @@ pub(super) struct Translit {
     keep_prefixes: Vec<String>,
     /// Whole words read as other words, in any message ([`Transliteration::words`]).
     words: std::collections::HashMap<Vec<char>, Vec<char>>,
+    /// The same words as text, to tell cheaply whether a message holds one.
+    word_keys: rustc_hash::FxHashSet<String>,
 }
 
 impl Translit {
@@ -151,12 +153,16 @@ impl Translit {
             .cloned()
             .collect();
         keep_prefixes.sort();
-        let words = (t.words.iter())
+        let words: std::collections::HashMap<Vec<char>, Vec<char>> = (t.words.iter())
             .map(|(from, to)| {
                 let chars = |w: &str| w.trim().to_lowercase().chars().collect::<Vec<char>>();
                 (chars(from), chars(to))
             })
             .filter(|(from, to)| !from.is_empty() && !to.is_empty())
+            .collect();
+        let word_keys = words
+            .keys()
+            .map(|k: &Vec<char>| k.iter().collect())
             .collect();
         Self {
             by_first,
@@ -164,19 +170,28 @@ impl Translit {
             keep,
             keep_prefixes,
             words,
+            word_keys,
         }
     }
 
-    /// Whether a message not written in the table's script may still hold a word of
-    /// [`Transliteration::words`]: the table has words, and `text` a letter of the table's
-    /// alphabet (for an ASCII table, one ASCII letter: most messages have none).
+    /// Whether a message not written in the table's script may hold a word of
+    /// [`Transliteration::words`]: a run of the table's letters in it is one (a word with a
+    /// digit or a mark around it may still not be; [`Self::apply`] reads whole words only).
     pub(super) fn may_hold_words(&self, text: &str) -> bool {
-        !self.words.is_empty()
-            && if self.alphabet.other.is_empty() {
-                text.bytes().any(|b| b.is_ascii_alphabetic())
-            } else {
-                text.chars().any(|c| self.alphabet.contains(&c))
-            }
+        if self.word_keys.is_empty() {
+            return false;
+        }
+        if self.alphabet.other.is_empty() {
+            // An ASCII table: most messages have no ASCII letter at all, which one pass over
+            // the bytes tells; the others are cut into runs of ASCII letters.
+            let bytes = text.as_bytes();
+            return bytes.iter().any(u8::is_ascii_alphabetic)
+                && (bytes.split(|b| !b.is_ascii_alphabetic()))
+                    .filter(|run| !run.is_empty())
+                    .any(|run| std::str::from_utf8(run).is_ok_and(|w| self.word_keys.contains(w)));
+        }
+        text.split(|c: char| !self.alphabet.contains(&c))
+            .any(|run| !run.is_empty() && self.word_keys.contains(run))
     }
 
     /// Whether most letters of `text` are the table's.

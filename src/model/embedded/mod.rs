@@ -317,6 +317,7 @@ impl Index {
     fn bias(&self, input: &RouterInput<'_>, framing: &frames::Framing) -> Vec<f32> {
         let rules = &input.router.embedded.context;
         let mut bias = Vec::new();
+        let mut previous_weight = 0.0;
         if framing.boost_chat != 0.0 || framing.boost_skills != 0.0 {
             bias = (self.targets.iter())
                 .map(|t| match t {
@@ -339,16 +340,18 @@ impl Index {
                 bias.resize(self.targets.len(), 0.0);
                 bias[class] += rule.boost_chat;
             }
-            if rule.previous_message > 0.0
-                && let Some(previous) = previous_message(input)
-            {
-                let mut evidence = vec![0.0; self.targets.len()];
-                let normalized = input.rules.normalizer.normalize_message(previous);
-                self.classifier.evidence(&normalized, &mut evidence);
-                bias.resize(self.targets.len(), 0.0);
-                for (b, e) in bias.iter_mut().zip(&evidence) {
-                    *b += rule.previous_message * e;
-                }
+            previous_weight += rule.previous_message.max(0.0);
+        }
+        // The previous message is read once, at the weights of all the rules that read it.
+        if previous_weight > 0.0
+            && let Some(previous) = previous_message(input)
+        {
+            let mut evidence = vec![0.0; self.targets.len()];
+            let normalized = input.rules.normalizer.normalize_message(previous);
+            self.classifier.evidence(&normalized, &mut evidence);
+            bias.resize(self.targets.len(), 0.0);
+            for (b, e) in bias.iter_mut().zip(&evidence) {
+                *b += previous_weight * e;
             }
         }
         bias
