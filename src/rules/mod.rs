@@ -171,9 +171,9 @@ pub struct TransliterateTable {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keep: Vec<String>,
     /// Whole words read as other words in every message, also one written in the rules' own
-    /// script: loanwords typed in the table's script («generate картинку», «write мне article»),
-    /// each read as the word the lists and the examples use (`{generate: сгенерируй}`). A
-    /// word's other forms are entries of their own.
+    /// script: loanwords typed in the table's script (an English «generate» or «article» inside
+    /// a Russian sentence), each read as the word the lists and the examples use. A word's
+    /// other forms are entries of their own.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub words: std::collections::BTreeMap<String, String>,
 }

@@ -17,8 +17,8 @@ pub struct Transliteration {
     /// letters or more (brand names, the words the lists themselves write in that script).
     pub keep: Vec<String>,
     /// (from, to): whole words read as other words in every message, whatever its script:
-    /// loanwords typed in the other script inside a message in this one («write мне article»
-    /// reads «write» and «article» as the words given for them). After lower-casing.
+    /// loanwords typed in the other script inside a message in this one (an English «article»
+    /// inside a Russian sentence reads as the Russian word given for it). After lower-casing.
     pub words: Vec<(String, String)>,
 }
 
