@@ -103,6 +103,26 @@ pub struct NumberExtraction {
     /// three») is read: the value is `to − from`, times `scale`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<NumberRange>,
+    /// A number said without its unit and below `below` is `times` as much: people name a
+    /// price in thousands and leave the word out («for fifteen» is 15,000 for a bike).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_unit: Option<WithoutUnit>,
+}
+
+/// `number.without_unit`: how a small number said without its unit is read.
+///
+/// ```yaml
+/// without_unit: {below: 100, times: 1000}
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithoutUnit {
+    /// Numbers below this (and above 0) are scaled.
+    #[schemars(range(min = 0.0))]
+    pub below: f64,
+    /// What such a number is multiplied by.
+    #[schemars(range(min = 0.0))]
+    pub times: f64,
 }
 
 /// A span's length from its two ends (`number.range`): for a pattern with groups `from` and

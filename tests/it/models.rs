@@ -407,9 +407,9 @@ async fn the_embedded_router_decides_the_blind_ninth_set() {
     // 88.5 %. After reading a short follow-up with the message before it (previous_message),
     // number spans and budgets, a named Google without the integration and the question
     // forms: 71.1 % (155/218), 90.4 % (142/157); after follow-up openers, the longer bare
-    // pronoun and English words read as Russian ones: the floors below (74.3 %, 162/218; 92.4 %,
-    // 145/157).
-    assert!(tool_share >= 0.74, "tool decisions {tool_share:.3} < 0.74");
+    // pronoun and English words read as Russian ones: 74.3 % (162/218), 92.4 % (145/157); with
+    // prices below 100 read in thousands: the floors below (75.7 %, 165/218; 92.4 %).
+    assert!(tool_share >= 0.75, "tool decisions {tool_share:.3} < 0.75");
     assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 

@@ -46,6 +46,8 @@ pub(crate) struct NumberDef {
     pub(crate) integer: bool,
     /// `number.range`: `(scale, cycle)` for the patterns with `from` and `to` groups.
     pub(crate) range: (f64, Option<f64>),
+    /// `number.without_unit`: `(below, times)` for a number matched without a unit.
+    pub(crate) without_unit: Option<(f64, f64)>,
 }
 
 /// One number word: a normalised stem (or a whole word) and its value.
@@ -533,6 +535,7 @@ mod tests {
             joiners: vec!["and a".into()],
             integer: false,
             range: (60.0, Some(12.0)),
+            without_unit: None,
         }
     }
 
@@ -568,6 +571,19 @@ mod tests {
         // Not between number words, a joiner is text as any other.
         let f = n.find("under seven and a dog").expect("a number");
         assert_eq!(f.value, Value::from(7));
+    }
+
+    #[test]
+    fn a_small_number_without_its_unit_is_scaled() {
+        let mut n = numbers(&[r"for (?P<number>[0-9.]+)(?: (?P<unit>thousand))?"]);
+        n.without_unit = Some((100.0, 1000.0));
+        let value = |text: &str| n.find(text).map(|f| f.value);
+        assert_eq!(value("a bike for seven"), Some(Value::from(7000)));
+        assert_eq!(value("a bike for 4.5"), Some(Value::from(4500)));
+        // Its unit said, or a number as large as `below`: as written.
+        assert_eq!(value("a bike for 15 thousand"), Some(Value::from(15000)));
+        assert_eq!(value("a bike for 3000"), Some(Value::from(3000)));
+        assert_eq!(value("a bike for 100"), Some(Value::from(100)));
     }
 
     #[test]

@@ -135,6 +135,17 @@ impl NumberDef {
                 let Some(mut n) = n else {
                     continue;
                 };
+                let said_unit = c
+                    .name("unit")
+                    .is_some_and(|u| !u.as_str().trim().is_empty());
+                if let Some((below, times)) = self.without_unit
+                    && c.name("number").is_some()
+                    && !said_unit
+                    && n > 0.0
+                    && n < below
+                {
+                    n *= times;
+                }
                 if let Some(unit) = c.name("unit") {
                     let unit = unit.as_str().trim();
                     if let Some((_, m)) = self.units.iter().find(|(k, _)| unit.starts_with(k)) {
