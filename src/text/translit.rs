@@ -106,9 +106,7 @@ pub(super) struct Translit {
     keep: std::collections::HashSet<String>,
     keep_prefixes: Vec<String>,
     /// Whole words read as other words, in any message ([`Transliteration::words`]).
-    words: std::collections::HashMap<Vec<char>, Vec<char>>,
-    /// The same words as text, to tell cheaply whether a message holds one.
-    word_keys: rustc_hash::FxHashSet<String>,
+    words: rustc_hash::FxHashMap<String, Vec<char>>,
 }
 
 impl Translit {
@@ -153,16 +151,14 @@ impl Translit {
             .cloned()
             .collect();
         keep_prefixes.sort();
-        let words: std::collections::HashMap<Vec<char>, Vec<char>> = (t.words.iter())
+        let words = (t.words.iter())
             .map(|(from, to)| {
-                let chars = |w: &str| w.trim().to_lowercase().chars().collect::<Vec<char>>();
-                (chars(from), chars(to))
+                (
+                    from.trim().to_lowercase(),
+                    to.trim().to_lowercase().chars().collect::<Vec<char>>(),
+                )
             })
             .filter(|(from, to)| !from.is_empty() && !to.is_empty())
-            .collect();
-        let word_keys = words
-            .keys()
-            .map(|k: &Vec<char>| k.iter().collect())
             .collect();
         Self {
             by_first,
@@ -170,7 +166,6 @@ impl Translit {
             keep,
             keep_prefixes,
             words,
-            word_keys,
         }
     }
 
@@ -178,7 +173,7 @@ impl Translit {
     /// [`Transliteration::words`]: a run of the table's letters in it is one (a word with a
     /// digit or a mark around it may still not be; [`Self::apply`] reads whole words only).
     pub(super) fn may_hold_words(&self, text: &str) -> bool {
-        if self.word_keys.is_empty() {
+        if self.words.is_empty() {
             return false;
         }
         if self.alphabet.other.is_empty() {
@@ -188,10 +183,10 @@ impl Translit {
             return bytes.iter().any(u8::is_ascii_alphabetic)
                 && (bytes.split(|b| !b.is_ascii_alphabetic()))
                     .filter(|run| !run.is_empty())
-                    .any(|run| std::str::from_utf8(run).is_ok_and(|w| self.word_keys.contains(w)));
+                    .any(|run| std::str::from_utf8(run).is_ok_and(|w| self.words.contains_key(w)));
         }
         text.split(|c: char| !self.alphabet.contains(&c))
-            .any(|run| !run.is_empty() && self.word_keys.contains(run))
+            .any(|run| !run.is_empty() && self.words.contains_key(run))
     }
 
     /// Whether most letters of `text` are the table's.
@@ -246,6 +241,8 @@ impl Translit {
         // For each character of `n.text` copied unchanged, where it went.
         let mut moved: Vec<Option<usize>> = vec![None; chars.len()];
         let mut read: Vec<(usize, usize)> = Vec::new();
+        // A word's letters as text, to look it up in `words`.
+        let mut key = String::new();
         let mut k = 0;
         while k < chars.len() {
             if chars[k].is_whitespace() {
@@ -264,7 +261,11 @@ impl Translit {
                 (Some(a), Some(b)) => Some((a, b + 1)),
                 _ => None,
             };
-            let loan = core.and_then(|(a, b)| Some((a, b, self.words.get(&chars[a..b])?)));
+            let loan = core.and_then(|(a, b)| {
+                key.clear();
+                key.extend(&chars[a..b]);
+                Some((a, b, self.words.get(key.as_str())?))
+            });
             let readable = core.filter(|&(a, b)| {
                 whole
                     && chars[a..b].iter().all(|c| self.alphabet.contains(c))
