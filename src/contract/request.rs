@@ -196,13 +196,23 @@ pub struct RecentCall {
     pub ok: bool,
 }
 
+/// The assistant's message right before the last one of `messages` (the user's new one), if
+/// that is where one stands: what a short follow-up answers.
+pub fn assistant_just_before(messages: &[Message]) -> Option<&str> {
+    match messages {
+        [.., previous, _] if previous.role == Role::Assistant => Some(&previous.content),
+        _ => None,
+    }
+}
+
 impl Request {
     /// The user's new message (the last one), if the request has one.
     pub fn user_message(&self) -> Option<&str> {
         self.messages.last().map(|m| m.content.as_str())
     }
 
-    /// The last assistant message before the user's new one.
+    /// The last assistant message before the user's new one (other messages may stand
+    /// between them; [`assistant_just_before`] allows none).
     pub fn last_assistant(&self) -> Option<&str> {
         let before = self.messages.len().checked_sub(1)?;
         self.messages[..before]

@@ -33,10 +33,7 @@ impl Run<'_> {
         // evaluated here, where conditions are, and handed over as positions.
         // A rule that only reads the assistant's previous message does nothing (and says
         // nothing in the trace) without one.
-        let previous = matches!(
-            req.messages.as_slice(),
-            [.., m, _] if m.role == crate::contract::Role::Assistant
-        );
+        let previous = crate::contract::request::assistant_just_before(&req.messages).is_some();
         let context: Vec<usize> = rs
             .router
             .embedded

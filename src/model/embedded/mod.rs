@@ -40,6 +40,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 
 use super::{Model, ModelAnswer, ModelError, RouterInput};
+use crate::contract::request::assistant_just_before;
 use crate::ruleset::{RuleSet, ToolDef};
 use crate::text::Normalizer;
 
@@ -344,7 +345,7 @@ impl Index {
         }
         // The previous message is read once, at the weights of all the rules that read it.
         if previous_weight > 0.0
-            && let Some(previous) = previous_message(input)
+            && let Some(previous) = assistant_just_before(input.messages)
         {
             let mut evidence = vec![0.0; self.targets.len()];
             let normalized = input.rules.normalizer.normalize_message(previous);
@@ -426,16 +427,6 @@ impl Index {
             torn,
             ruled_out,
         }
-    }
-}
-
-/// The assistant's message just before the user's last one, if the history has it.
-fn previous_message<'a>(input: &RouterInput<'a>) -> Option<&'a str> {
-    match input.messages {
-        [.., previous, _] if previous.role == crate::contract::Role::Assistant => {
-            Some(&previous.content)
-        }
-        _ => None,
     }
 }
 

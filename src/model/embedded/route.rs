@@ -25,7 +25,9 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         .iter()
         .filter_map(|&r| input.router.embedded.context.get(r))
     {
-        let effect = if rule.previous_message > 0.0 && super::previous_message(input).is_some() {
+        let effect = if rule.previous_message > 0.0
+            && crate::contract::request::assistant_just_before(input.messages).is_some()
+        {
             format!(
                 "context rule {} applies: the words of the assistant's message before this one \
                  count {}×",
