@@ -31,7 +31,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_file_bytes: 2 << 20,
+            max_file_bytes: 8 << 20,
             max_depth: 64,
         }
     }

@@ -605,6 +605,40 @@ fn a_pack_ten_times_the_shipped_one_lints_clean_in_seconds() {
     );
 }
 
+/// Regression: the shared generator grows a pack 100× into one 2.9 MB file of word lists, and
+/// the 2 MiB default refused it (`too-large`) before it was read. A 3 MiB file loads with the
+/// default limit; the limit still refuses a file over it.
+#[test]
+fn a_three_megabyte_rule_file_loads_with_the_default_limit() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pack = dir.path().join("pack");
+    genpack::write_pack(&genpack::shipped(), &pack, 1).expect("the pack is copied");
+    // One list of 3 MiB of made-up stems, mentioned by a guard so that nothing is unused.
+    let mut big = String::from(
+        "word_lists:\n  - id: big_list\n    description: a list as large as a grown pack's\n    words:\n",
+    );
+    let mut n = 0u32;
+    while big.len() < 3 << 20 {
+        big.push_str(&format!("      - жжщ{n:07}\n"));
+        n += 1;
+    }
+    big.push_str(
+        "guards:\n  - id: big-list-guard\n    description: uses the big list\n    \
+         drop_when: {mentions: big_list}\n",
+    );
+    std::fs::write(pack.join("zz_big.yaml"), &big).expect("write the big file");
+    let dir_arg = pack.to_str().expect("a UTF-8 path");
+    let out = turnout(&["lint", dir_arg]);
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("too-large"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let out = turnout(&["lint", "--max-rule-file-bytes", "2097152", dir_arg]);
+    assert!(
+        text(&out.stdout).contains("too-large"),
+        "the flag still lowers it"
+    );
+}
+
 /// A rules directory of the shared base and one `rules.yaml`, without tests.
 fn pack(rules: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
