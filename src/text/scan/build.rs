@@ -15,9 +15,8 @@ pub(super) struct Builder<'n> {
     norm: &'n Normalizer,
     entries: Entries,
     negations: Vec<Option<(u32, usize)>>,
-    word_starts: word_starts::Builder,
-    typos: typos::Builder,
-    anywhere: anywhere::Builder,
+    /// Every phrase and pattern, in the order their keys go into the automata.
+    added: Vec<Target>,
     patterns: Patterns,
     lists: usize,
 }
@@ -33,9 +32,7 @@ impl<'n> Builder<'n> {
             norm,
             entries: Entries::default(),
             negations: Vec::new(),
-            word_starts: word_starts::Builder::default(),
-            typos: typos::Builder::default(),
-            anywhere: anywhere::Builder::default(),
+            added: Vec::new(),
             patterns: Patterns::default(),
             lists: 0,
         }
@@ -83,17 +80,8 @@ impl<'n> Builder<'n> {
         );
         for (e, variants) in phrases.into_iter().enumerate() {
             for p in variants {
-                let pid = index(self.entries.phrases.len());
-                let first = &p.words[0];
-                if first.stem.chars().next().is_some_and(is_word) {
-                    self.word_starts.add(&first.stem, Target::Phrase(pid));
-                    if first.fuzzy {
-                        self.typos.add(&first.stem, first.typo_first, pid);
-                    }
-                } else {
-                    self.anywhere
-                        .add(first.stem.as_bytes(), Target::Phrase(pid));
-                }
+                self.added
+                    .push(Target::Phrase(index(self.entries.phrases.len())));
                 self.entries.phrases.push(p);
                 self.entries.owner.push((list, index(e)));
             }
@@ -102,15 +90,8 @@ impl<'n> Builder<'n> {
             let Some(re) = re else { continue };
             let k = index(self.entries.patterns.len());
             match &re.start {
-                PatternStart::AtWords(prefixes) => {
-                    for prefix in shortest(prefixes) {
-                        self.word_starts.add(prefix, Target::Pattern(k));
-                    }
-                }
-                PatternStart::Prefixes(prefixes) => {
-                    for prefix in shortest(prefixes) {
-                        self.anywhere.add(prefix, Target::Pattern(k));
-                    }
+                PatternStart::AtWords(_) | PatternStart::Prefixes(_) => {
+                    self.added.push(Target::Pattern(k));
                 }
                 PatternStart::AtStart => self.patterns.add_at_start(k),
                 PatternStart::Anywhere => self.patterns.add_unanchored(k),
@@ -127,15 +108,19 @@ impl<'n> Builder<'n> {
     /// why in [`Scanner::error`].
     pub(super) fn build(self) -> Scanner {
         let mut error = None;
-        // Each on its own core when there is one (the anywhere automaton takes longest).
-        let phrases = &self.entries.phrases;
+        // Each strategy gathers its keys and builds its automaton on its own core when there
+        // is one: a grown pack has some 200,000 phrases, and adding them one strategy after
+        // the other was the longest part of its load. Each takes the keys in the order they
+        // were added, so the automata are the same as if built one after the other.
+        let entries = &self.entries;
+        let added = &self.added;
         let endings = self.norm.endings().cloned();
-        let (anywhere, (word_starts, typos)) = rayon::join(
-            || self.anywhere.build(),
+        let (word_starts, (typos, anywhere)) = rayon::join(
+            || word_start_keys(entries, added).build(&entries.phrases),
             || {
                 rayon::join(
-                    || self.word_starts.build(phrases),
-                    || self.typos.build(phrases, endings),
+                    || typo_keys(entries, added).build(&entries.phrases, endings),
+                    || anywhere_keys(entries, added).build(),
                 )
             },
         );
@@ -155,6 +140,75 @@ impl<'n> Builder<'n> {
             error,
         }
     }
+}
+
+/// The first stem of `phrase`, when it starts with a word character (found where a word
+/// starts; any other is found anywhere).
+fn word_stem(phrase: &Phrase) -> Option<&str> {
+    let stem = &phrase.words[0].stem;
+    stem.chars().next().is_some_and(is_word).then_some(stem)
+}
+
+/// The word-start automaton's keys: phrases' first stems that start with a word character and
+/// the prefixes of patterns that start a word.
+fn word_start_keys(entries: &Entries, added: &[Target]) -> word_starts::Builder {
+    let mut b = word_starts::Builder::default();
+    for &target in added {
+        match target {
+            Target::Phrase(pid) => {
+                if let Some(stem) = word_stem(&entries.phrases[pid as usize]) {
+                    b.add(stem, target);
+                }
+            }
+            Target::Pattern(k) => {
+                if let PatternStart::AtWords(prefixes) = &entries.patterns[k as usize].re.start {
+                    for prefix in shortest(prefixes) {
+                        b.add(prefix, target);
+                    }
+                }
+            }
+        }
+    }
+    b
+}
+
+/// The typo-tolerant first stems: those of [`word_start_keys`] whose word may have a typo.
+fn typo_keys(entries: &Entries, added: &[Target]) -> typos::Builder {
+    let mut b = typos::Builder::default();
+    for &target in added {
+        let Target::Phrase(pid) = target else {
+            continue;
+        };
+        let first = &entries.phrases[pid as usize].words[0];
+        if first.fuzzy && word_stem(&entries.phrases[pid as usize]).is_some() {
+            b.add(&first.stem, first.typo_first, pid);
+        }
+    }
+    b
+}
+
+/// The keys found anywhere: first stems that start with no word character and the literal
+/// prefixes of patterns that need not start a word.
+fn anywhere_keys(entries: &Entries, added: &[Target]) -> anywhere::Builder {
+    let mut b = anywhere::Builder::default();
+    for &target in added {
+        match target {
+            Target::Phrase(pid) => {
+                let p = &entries.phrases[pid as usize];
+                if word_stem(p).is_none() {
+                    b.add(p.words[0].stem.as_bytes(), target);
+                }
+            }
+            Target::Pattern(k) => {
+                if let PatternStart::Prefixes(prefixes) = &entries.patterns[k as usize].re.start {
+                    for prefix in shortest(prefixes) {
+                        b.add(prefix, target);
+                    }
+                }
+            }
+        }
+    }
+    b
 }
 
 /// The prefixes of one pattern that no other of its prefixes starts, sorted. A pattern is
