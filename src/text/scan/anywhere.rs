@@ -16,11 +16,11 @@ pub(super) struct Anywhere {
 
 /// The keys of [`Anywhere`] as they are added.
 #[derive(Debug, Default)]
-pub(super) struct Builder(Keyed<Vec<u8>, Target>);
+pub(super) struct Builder<'a>(Keyed<'a, [u8], Target>);
 
-impl Builder {
+impl<'a> Builder<'a> {
     /// `key` (bytes of the normalised text) starts `target`.
-    pub(super) fn add(&mut self, key: &[u8], target: Target) {
+    pub(super) fn add(&mut self, key: &'a [u8], target: Target) {
         self.0.add(key, target);
     }
 

@@ -151,7 +151,7 @@ fn word_stem(phrase: &Phrase) -> Option<&str> {
 
 /// The word-start automaton's keys: phrases' first stems that start with a word character and
 /// the prefixes of patterns that start a word.
-fn word_start_keys(entries: &Entries, added: &[Target]) -> word_starts::Builder {
+fn word_start_keys<'e>(entries: &'e Entries, added: &[Target]) -> word_starts::Builder<'e> {
     let mut b = word_starts::Builder::default();
     for &target in added {
         match target {
@@ -163,7 +163,7 @@ fn word_start_keys(entries: &Entries, added: &[Target]) -> word_starts::Builder 
             Target::Pattern(k) => {
                 if let PatternStart::AtWords(prefixes) = &entries.patterns[k as usize].re.start {
                     for prefix in shortest(prefixes) {
-                        b.add(prefix, target);
+                        b.add(prefix.as_str(), target);
                     }
                 }
             }
@@ -189,7 +189,7 @@ fn typo_keys(entries: &Entries, added: &[Target]) -> typos::Builder {
 
 /// The keys found anywhere: first stems that start with no word character and the literal
 /// prefixes of patterns that need not start a word.
-fn anywhere_keys(entries: &Entries, added: &[Target]) -> anywhere::Builder {
+fn anywhere_keys<'e>(entries: &'e Entries, added: &[Target]) -> anywhere::Builder<'e> {
     let mut b = anywhere::Builder::default();
     for &target in added {
         match target {
@@ -202,7 +202,7 @@ fn anywhere_keys(entries: &Entries, added: &[Target]) -> anywhere::Builder {
             Target::Pattern(k) => {
                 if let PatternStart::Prefixes(prefixes) = &entries.patterns[k as usize].re.start {
                     for prefix in shortest(prefixes) {
-                        b.add(prefix, target);
+                        b.add(prefix.as_slice(), target);
                     }
                 }
             }

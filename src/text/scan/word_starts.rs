@@ -58,11 +58,11 @@ impl NextLetter {
 
 /// The stems of [`WordStartStems`] as they are added.
 #[derive(Debug, Default)]
-pub(super) struct Builder(Keyed<String, Target>);
+pub(super) struct Builder<'a>(Keyed<'a, str, Target>);
 
-impl Builder {
+impl<'a> Builder<'a> {
     /// `stem` (starting with a word character) starts `target`.
-    pub(super) fn add(&mut self, stem: &str, target: Target) {
+    pub(super) fn add(&mut self, stem: &'a str, target: Target) {
         self.0.add(stem, target);
     }
 
@@ -109,8 +109,7 @@ impl Builder {
                 h
             })
             .collect();
-        let stems: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let automaton = WordStarts::new(&stems).map_err(|e| e.to_string())?;
+        let automaton = WordStarts::new(&keys).map_err(|e| e.to_string())?;
         Ok(Some(WordStartStems { automaton, heads }))
     }
 }
