@@ -451,8 +451,10 @@ impl Ctx<'_> {
     }
 
     fn open_file_named(&self) -> Option<(usize, usize)> {
-        // A pre-rule may act on this alone: the whole name, or a lead of two words.
-        self.file_name_said(self.open_file()?, Some(2))
+        // A pre-rule may act on this alone: the whole name, or the words before its codes
+        // (`Report_Q3.docx` is named by "report"), as the guards read a call's file argument.
+        // One word of a longer lead is not enough ("trip" for `Trip_budget_Sochi.xlsx`).
+        self.file_name_said(self.open_file()?, Some(1))
     }
 
     /// Where a file's name is in the message as a name is said: without its extension, split
