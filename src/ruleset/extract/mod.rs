@@ -558,6 +558,41 @@ mod tests {
         );
     }
 
+    /// Two number words add up only when the second is of a lower place: «twenty seven» is 27,
+    /// «seven-twenty thousand» is a range (7 and 20 thousand), not 27 thousand, nor is «seven
+    /// seven» fourteen.
+    #[test]
+    fn number_words_of_the_same_place_are_two_numbers() {
+        let n = numbers(&[r"to (?P<number>[0-9]+)"]);
+        assert_eq!(
+            n.find("to twenty-seven").map(|f| f.value),
+            Some(Value::from(27))
+        );
+        assert_eq!(
+            n.find("to seven-twenty").map(|f| f.value),
+            Some(Value::from(7))
+        );
+        assert_eq!(
+            n.find("to seven seven").map(|f| f.value),
+            Some(Value::from(7))
+        );
+        assert_eq!(
+            n.find("to twenty twenty").map(|f| f.value),
+            Some(Value::from(20))
+        );
+        let n = numbers(&[r"-(?P<number>[0-9]+)(?: (?P<unit>thousand))?"]);
+        assert_eq!(
+            n.find("seven-twenty thousand").map(|f| f.value),
+            Some(Value::from(20000))
+        );
+        // A hundred still counts the number before it, and adds what follows.
+        let n = numbers(&[r"to (?P<number>[0-9]+)"]);
+        assert_eq!(
+            n.find("to seven hundred twenty seven").map(|f| f.value),
+            Some(Value::from(727))
+        );
+    }
+
     #[test]
     fn a_joiner_keeps_two_number_words_in_one_run() {
         let mut n = numbers(&[r"under (?P<number>[0-9.]+)"]);

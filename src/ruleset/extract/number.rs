@@ -63,7 +63,21 @@ impl NumberDef {
         let mut k = 0;
         while k < words.len() {
             let mut j = k;
+            // The last number added within the run (not a multiplier): the next must be of a
+            // lower place to add to it («twenty five»), else it starts a number of its own
+            // («two-three thousand» is a range, not five thousand).
+            let mut last = (words[k].2 < MULTIPLIER).then_some(words[k].2);
             while j + 1 < words.len() && self.joins(&text[words[j].1..words[j + 1].0]) {
+                let v = words[j + 1].2;
+                if v < MULTIPLIER {
+                    let hundreds = v >= 100.0 && last.is_some_and(|l| l < v);
+                    if !hundreds && last.is_some_and(|l| v >= place(l)) {
+                        break;
+                    }
+                    last = Some(v);
+                } else {
+                    last = None;
+                }
                 j += 1;
             }
             let run = &words[k..=j];
@@ -178,6 +192,15 @@ impl NumberDef {
 
 /// A number as a pattern captured it: spaces dropped («15 000»), a decimal comma read as a
 /// point.
+/// The place of a number's highest digit (1 for 7, 10 for 20 or 15, 100 for 300); 1 below 1.
+fn place(n: f64) -> f64 {
+    if n < 10.0 {
+        1.0
+    } else {
+        10f64.powi(n.log10().floor() as i32)
+    }
+}
+
 fn plain(digits: &str) -> Option<f64> {
     let cleaned: String = digits
         .chars()
