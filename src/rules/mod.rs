@@ -172,8 +172,10 @@ pub struct TransliterateTable {
     pub keep: Vec<String>,
     /// Whole words read as other words in every message, also one written in the rules' own
     /// script: loanwords typed in the table's script (an English «generate» or «article» inside
-    /// a Russian sentence), each read as the word the lists and the examples use. A word's
-    /// other forms are entries of their own.
+    /// a Russian sentence), each read as the word the lists and the examples use. A word may
+    /// also be written in the rules' own script (an English word spelt in Cyrillic letters),
+    /// lower-case, as the normalised message has it. A word's other forms are entries of their
+    /// own.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub words: std::collections::BTreeMap<String, String>,
 }

@@ -600,6 +600,43 @@ mod tests {
         );
     }
 
+    /// A loanword spelt in the message's own letters (an English word in Greek letters here)
+    /// is read as its word too, in a message of that script; other words stay.
+    #[test]
+    fn a_loanword_in_the_messages_own_script_is_read_as_its_word() {
+        let table = [("r", "\u{3C1}"), ("m", "\u{3BC}")];
+        let n = Normalizer::with_options(
+            [],
+            NormalizerOptions {
+                transliterate: Some(Transliteration {
+                    table: table
+                        .iter()
+                        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+                        .collect(),
+                    keep: Vec::new(),
+                    // «ριμάιντερ» (reminder spelt in Greek) reads «υπ».
+                    words: vec![(
+                        "\u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1}"
+                            .to_owned(),
+                        "\u{3C5}\u{3C0}".to_owned(),
+                    )],
+                }),
+                ..NormalizerOptions::default()
+            },
+        );
+        let message = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} \u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1} \u{3B3}\u{3B9}\u{3B1}";
+        let out = n.normalize_mapped(message);
+        assert_eq!(
+            out.text,
+            "\u{3B2}\u{3B1}\u{3BB}\u{3B5} \u{3C5}\u{3C0} \u{3B3}\u{3B9}\u{3B1}"
+        );
+        let at = out.text.find("\u{3C5}\u{3C0}").expect("read");
+        assert!(out.read_within(at, at + "\u{3C5}\u{3C0}".len()));
+        // Whole words only: a longer word stays.
+        let longer = "\u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1}\u{3C2}";
+        assert_eq!(n.normalize_message(longer), longer);
+    }
+
     #[test]
     fn a_message_mostly_in_another_script_and_every_entry_stay_as_written() {
         let n = latin_to_greek();

@@ -107,6 +107,10 @@ pub(super) struct Translit {
     keep_prefixes: Vec<String>,
     /// Whole words read as other words, in any message ([`Transliteration::words`]).
     words: rustc_hash::FxHashMap<String, Vec<char>>,
+    /// Some of `words` are written in letters the table does not read (loanwords typed in the
+    /// message's own script): every message's words are looked up, not only runs of the
+    /// table's letters.
+    own_script_words: bool,
 }
 
 impl Translit {
@@ -151,7 +155,7 @@ impl Translit {
             .cloned()
             .collect();
         keep_prefixes.sort();
-        let words = (t.words.iter())
+        let words: rustc_hash::FxHashMap<String, Vec<char>> = (t.words.iter())
             .map(|(from, to)| {
                 (
                     from.trim().to_lowercase(),
@@ -160,12 +164,14 @@ impl Translit {
             })
             .filter(|(from, to)| !from.is_empty() && !to.is_empty())
             .collect();
+        let own_script_words = (words.keys()).any(|w| w.chars().any(|c| !alphabet.contains(&c)));
         Self {
             by_first,
             alphabet,
             keep,
             keep_prefixes,
             words,
+            own_script_words,
         }
     }
 
@@ -175,6 +181,10 @@ impl Translit {
     pub(super) fn may_hold_words(&self, text: &str) -> bool {
         if self.words.is_empty() {
             return false;
+        }
+        if self.own_script_words {
+            return (text.split(|c: char| !super::is_alphanumeric(c)))
+                .any(|run| !run.is_empty() && self.words.contains_key(run));
         }
         if self.alphabet.other.is_empty() {
             // An ASCII table: most messages have no ASCII letter at all, which one pass over
