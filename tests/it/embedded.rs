@@ -721,3 +721,25 @@ async fn a_long_story_is_read_for_the_request_at_its_end() {
     let d = decide(&rs, &model, &say(tired)).await;
     assert!(d.calls.is_empty() && d.skill.is_none(), "{:#?}", d.trace);
 }
+
+/// A request and a question in one message: the question is for the chat answer and does not
+/// cancel the request (blind set 10: «напомни …, и как к нему лучше готовиться?» was no call).
+/// A question about two things joined by «и» stays a question, and so does «одно и то же?».
+#[tokio::test]
+async fn a_request_with_a_question_after_it_is_still_made() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "напомни в 9 утра про собес, и как к нему вообще лучше готовиться?",
+            &["reminder_create"],
+        ),
+        ("гугл задачи и твои напоминания это одно и то же?", &[]),
+        (
+            "гугл таски и гугл календарь — в чем разница, куда что писать?",
+            &[],
+        ),
+        ("чем пост отличается от статьи и что лучше для блога?", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -408,8 +408,9 @@ async fn the_embedded_router_decides_the_blind_ninth_set() {
     // number spans and budgets, a named Google without the integration and the question
     // forms: 71.1 % (155/218), 90.4 % (142/157); after follow-up openers, the longer bare
     // pronoun and English words read as Russian ones: 74.3 % (162/218), 92.4 % (145/157); with
-    // prices below 100 read in thousands: the floors below (75.7 %, 165/218; 92.4 %).
-    assert!(tool_share >= 0.75, "tool decisions {tool_share:.3} < 0.75");
+    // prices below 100 read in thousands: 75.7 % (165/218), 92.4 %; after set 10's changes
+    // (a request kept when a question follows it): 76.1 % (166/218), 92.4 %.
+    assert!(tool_share >= 0.76, "tool decisions {tool_share:.3} < 0.76");
     assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 
@@ -422,8 +423,9 @@ async fn the_embedded_router_decides_the_blind_tenth_set() {
     // tool («чекни почту» equals an example and is not scored). Its first score, on the pack as
     // the session of 2026-12-05 (03:53) found it: 85.6 % (184/215) and 91.5 % (162/177). After
     // dash ranges and same-place number words, loanwords spelt in Cyrillic, the question
-    // forms and wanted ads: the floors below (88.8 %, 191/215; 94.9 %, 168/177).
-    assert!(tool_share >= 0.88, "tool decisions {tool_share:.3} < 0.88");
+    // forms and wanted ads: 88.8 % (191/215), 94.9 % (168/177); with a request kept when a
+    // question follows it: the floors below (89.3 %, 192/215; 94.9 %).
+    assert!(tool_share >= 0.89, "tool decisions {tool_share:.3} < 0.89");
     assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
 }
 

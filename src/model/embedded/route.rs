@@ -43,10 +43,12 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         );
     }
     index.classifier.take_slipped();
-    let mut plan = split(index, input, &normalized, from, &allowed, &bias).unwrap_or_else(|| {
-        let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
-        vec![(whole, (from, normalized.len()))]
-    });
+    let asks_whole = framing.boost_chat > 0.0;
+    let mut plan = split(index, input, &normalized, from, &allowed, &bias, asks_whole)
+        .unwrap_or_else(|| {
+            let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
+            vec![(whole, (from, normalized.len()))]
+        });
     if let [(whole, _)] = plan.as_slice()
         && matches!(whole.chosen, Target::Chat)
         && whole.torn.is_none()
@@ -141,7 +143,8 @@ fn call_for(
 }
 
 /// Two parts, each sure of a different tool, cut at the first connective (in message order)
-/// where that holds; `None` keeps the message whole.
+/// where that holds, or the one part that is sure of a tool when the other only asks a
+/// question; `None` keeps the message whole.
 fn split(
     index: &Index,
     input: &RouterInput<'_>,
@@ -149,6 +152,7 @@ fn split(
     from: usize,
     allowed: &super::Allowed,
     bias: &[f32],
+    asks_whole: bool,
 ) -> Option<Vec<(Ranking, (usize, usize))>> {
     let connectives = &input.router.embedded.connectives;
     if input.router.max_calls < 2 || connectives.is_empty() {
@@ -186,6 +190,30 @@ fn split(
             && a != b
         {
             return Some(vec![(first, left), (second, right)]);
+        }
+        // A request and a question in one message («remind me at 9 about the interview, and
+        // how should I prepare?»): the question is for the chat answer, and it does not
+        // cancel the request. The part that asks (it ends with `?`) and is no tool's is left
+        // to the answer; the other is called; each has three words or more («… одно и то
+        // же?» is no question of its own). Not when a question
+        // frame holds for the whole message («X and Y: what is the difference?»): then both
+        // parts are the question.
+        let asks = |(s, e): (usize, usize)| normalized[s..e].trim_end().ends_with('?');
+        let request = |part: (usize, usize)| words(part) >= 3;
+        if !asks_whole {
+            match (&first.chosen, &second.chosen) {
+                (Target::Tool(_), Target::Chat)
+                    if asks(right) && request(left) && request(right) =>
+                {
+                    return Some(vec![(first, left)]);
+                }
+                (Target::Chat, Target::Tool(_))
+                    if asks(left) && request(right) && request(left) =>
+                {
+                    return Some(vec![(second, right)]);
+                }
+                _ => {}
+            }
         }
     }
     None
