@@ -131,7 +131,7 @@ impl Normalizer {
         let n = self.normalize_plain(text);
         match &self.translit {
             Some(t) if t.applies(&n.text) => t.apply(n, true),
-            Some(t) if t.may_hold_words(&n.text) => t.apply(n, false),
+            Some(t) if t.may_hold_words(&n.text, &n.words) => t.apply(n, false),
             _ => n,
         }
     }

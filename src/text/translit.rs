@@ -107,10 +107,10 @@ pub(super) struct Translit {
     keep_prefixes: Vec<String>,
     /// Whole words read as other words, in any message ([`Transliteration::words`]).
     words: rustc_hash::FxHashMap<String, Vec<char>>,
-    /// Some of `words` are written in letters the table does not read (loanwords typed in the
-    /// message's own script): every message's words are looked up, not only runs of the
-    /// table's letters.
-    own_script_words: bool,
+    /// The shortest and longest (in bytes) of the words of `words` written in letters the
+    /// table does not read (loanwords typed in the message's own script), when there are any:
+    /// each word of a message of a length between them is looked up.
+    own_script_words: Option<(usize, usize)>,
 }
 
 impl Translit {
@@ -164,7 +164,12 @@ impl Translit {
             })
             .filter(|(from, to)| !from.is_empty() && !to.is_empty())
             .collect();
-        let own_script_words = (words.keys()).any(|w| w.chars().any(|c| !alphabet.contains(&c)));
+        let own: Vec<&str> = (words.keys())
+            .filter(|w| w.chars().any(|c| !alphabet.contains(&c)))
+            .map(String::as_str)
+            .collect();
+        let own_script_words =
+            (own.iter().map(|w| w.len()).min()).zip(own.iter().map(|w| w.len()).max());
         Self {
             by_first,
             alphabet,
@@ -176,15 +181,24 @@ impl Translit {
     }
 
     /// Whether a message not written in the table's script may hold a word of
-    /// [`Transliteration::words`]: a run of the table's letters in it is one (a word with a
-    /// digit or a mark around it may still not be; [`Self::apply`] reads whole words only).
-    pub(super) fn may_hold_words(&self, text: &str) -> bool {
+    /// [`Transliteration::words`]: a run of the table's letters in it is one, or one of its
+    /// `words` (byte spans) is (a word with a digit or a mark around it may still not be;
+    /// [`Self::apply`] reads whole words only).
+    pub(super) fn may_hold_words(&self, text: &str, words: &[(u32, u32)]) -> bool {
         if self.words.is_empty() {
             return false;
         }
-        if self.own_script_words {
-            return (text.split(|c: char| !super::is_alphanumeric(c)))
-                .any(|run| !run.is_empty() && self.words.contains_key(run));
+        if let Some((shortest, longest)) = self.own_script_words {
+            let own = words.iter().any(|&(s, e)| {
+                let len = (e - s) as usize;
+                (shortest..=longest).contains(&len)
+                    && text
+                        .get(s as usize..e as usize)
+                        .is_some_and(|w| self.words.contains_key(w))
+            });
+            if own {
+                return true;
+            }
         }
         if self.alphabet.other.is_empty() {
             // An ASCII table: most messages have no ASCII letter at all, which one pass over

@@ -194,8 +194,8 @@ fn split(
         // A request and a question in one message («remind me at 9 about the interview, and
         // how should I prepare?»): the question is for the chat answer, and it does not
         // cancel the request. The part that asks (it ends with `?`) and is no tool's is left
-        // to the answer; the other is called; each has three words or more («… одно и то
-        // же?» is no question of its own). Not when a question
+        // to the answer; the other is called; each has three words or more (the two words
+        // after an idiom's «and» are no question of their own). Not when a question
         // frame holds for the whole message («X and Y: what is the difference?»): then both
         // parts are the question.
         let asks = |(s, e): (usize, usize)| normalized[s..e].trim_end().ends_with('?');
