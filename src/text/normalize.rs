@@ -556,16 +556,20 @@ mod tests {
             ("y", "\u{3C5}"),
             ("z", "\u{3B6}"),
         ];
+        transliterating(&table, &["gmail", "ok"], ("reminder", "\u{3C5}\u{3C0}"))
+    }
+
+    /// A normaliser that reads messages through `table`, keeps `keep` and reads the one word
+    /// `word.0` as `word.1`.
+    fn transliterating(table: &[(&str, &str)], keep: &[&str], word: (&str, &str)) -> Normalizer {
+        let owned = |(a, b): (&str, &str)| (a.to_owned(), b.to_owned());
         Normalizer::with_options(
             [],
             NormalizerOptions {
                 transliterate: Some(Transliteration {
-                    table: table
-                        .iter()
-                        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-                        .collect(),
-                    keep: vec!["gmail".to_owned(), "ok".to_owned()],
-                    words: vec![("reminder".to_owned(), "\u{3C5}\u{3C0}".to_owned())],
+                    table: table.iter().copied().map(owned).collect(),
+                    keep: keep.iter().map(|k| (*k).to_owned()).collect(),
+                    words: vec![owned(word)],
                 }),
                 ..NormalizerOptions::default()
             },
@@ -604,26 +608,10 @@ mod tests {
     /// is read as its word too, in a message of that script; other words stay.
     #[test]
     fn a_loanword_in_the_messages_own_script_is_read_as_its_word() {
+        // «ριμάιντερ» (reminder spelt in Greek) reads «υπ».
+        let reminder = "\u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1}";
         let table = [("r", "\u{3C1}"), ("m", "\u{3BC}")];
-        let n = Normalizer::with_options(
-            [],
-            NormalizerOptions {
-                transliterate: Some(Transliteration {
-                    table: table
-                        .iter()
-                        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-                        .collect(),
-                    keep: Vec::new(),
-                    // «ριμάιντερ» (reminder spelt in Greek) reads «υπ».
-                    words: vec![(
-                        "\u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1}"
-                            .to_owned(),
-                        "\u{3C5}\u{3C0}".to_owned(),
-                    )],
-                }),
-                ..NormalizerOptions::default()
-            },
-        );
+        let n = transliterating(&table, &[], (reminder, "\u{3C5}\u{3C0}"));
         let message = "\u{3B2}\u{3B1}\u{3BB}\u{3B5} \u{3C1}\u{3B9}\u{3BC}\u{3B1}\u{3B9}\u{3BD}\u{3C4}\u{3B5}\u{3C1} \u{3B3}\u{3B9}\u{3B1}";
         let out = n.normalize_mapped(message);
         assert_eq!(
