@@ -199,17 +199,10 @@ fn split(
         // frame holds for the whole message («X and Y: what is the difference?»): then both
         // parts are the question.
         let asks = |(s, e): (usize, usize)| normalized[s..e].trim_end().ends_with('?');
-        let request = |part: (usize, usize)| words(part) >= 3;
-        if !asks_whole {
+        if !asks_whole && words(left) >= 3 && words(right) >= 3 {
             match (&first.chosen, &second.chosen) {
-                (Target::Tool(_), Target::Chat)
-                    if asks(right) && request(left) && request(right) =>
-                {
-                    return Some(vec![(first, left)]);
-                }
-                (Target::Chat, Target::Tool(_))
-                    if asks(left) && request(right) && request(left) =>
-                {
+                (Target::Tool(_), Target::Chat) if asks(right) => return Some(vec![(first, left)]),
+                (Target::Chat, Target::Tool(_)) if asks(left) => {
                     return Some(vec![(second, right)]);
                 }
                 _ => {}

@@ -190,8 +190,6 @@ impl NumberDef {
     }
 }
 
-/// A number as a pattern captured it: spaces dropped («15 000»), a decimal comma read as a
-/// point.
 /// The place of a number's highest digit (1 for 7, 10 for 20 or 15, 100 for 300); 1 below 1.
 fn place(n: f64) -> f64 {
     if n < 10.0 {
@@ -201,6 +199,8 @@ fn place(n: f64) -> f64 {
     }
 }
 
+/// A number as a pattern captured it: spaces dropped («15 000»), a decimal comma read as a
+/// point.
 fn plain(digits: &str) -> Option<f64> {
     let cleaned: String = digits
         .chars()

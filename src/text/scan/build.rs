@@ -179,8 +179,9 @@ fn typo_keys(entries: &Entries, added: &[Target]) -> typos::Builder {
         let Target::Phrase(pid) = target else {
             continue;
         };
-        let first = &entries.phrases[pid as usize].words[0];
-        if first.fuzzy && word_stem(&entries.phrases[pid as usize]).is_some() {
+        let p = &entries.phrases[pid as usize];
+        let first = &p.words[0];
+        if first.fuzzy && word_stem(p).is_some() {
             b.add(&first.stem, first.typo_first, pid);
         }
     }
