@@ -140,7 +140,8 @@ pub enum EffectKind {
     /// The embedded router's context rule `rule` holds for this request and changes how likely
     /// some answers are.
     ContextRule,
-    /// The embedded router's request frame `rule` matched: the rest is read as a request.
+    /// The embedded router's request frame `rule` matched: the rest is read as a request (for
+    /// a quote frame: the message is read without the words the user dictates).
     FrameRequest,
     /// The embedded router's question frame `rule` matched: it leans to no tool.
     FrameQuestion,

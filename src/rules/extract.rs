@@ -380,6 +380,12 @@ pub enum FrameKind {
     Request,
     /// A question about a topic: the plain chat answer is made likelier by `boost_chat`.
     Question,
+    /// Words the user dictates: the text to voice, a letter's or a post's wording, a name in
+    /// quotes (the group named `quote`, else the whole match). When the message read whole
+    /// asks for no tool, it is read again without them: what to say is not what to do. When
+    /// that reading is sure of a tool or skill, it decides; the arguments are still filled
+    /// from the whole message.
+    Quote,
 }
 
 /// Pairs of tools the embedded router does not choose between on its own.

@@ -743,3 +743,41 @@ async fn a_request_with_a_question_after_it_is_still_made() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Words the user dictates are what to say, not what to do: a phrase to voice that reads like
+/// small talk, or a letter's text, no longer pulls the whole message to a plain answer. The
+/// trace names the quote frame; a question about a quoted phrase is still answered in words.
+#[tokio::test]
+async fn dictated_words_do_not_decide_what_the_message_asks_for() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "озвучь фразу: добро пожаловать в наш магазин",
+            &["speech_generate"],
+        ),
+        (
+            "надо, чтобы ты ответил Лене на письмо: макет согласован, счет выставлю сегодня",
+            &["mail_reply"],
+        ),
+        ("что значит «найди себя»?", &[]),
+        ("он сказал мне: «ну ты даёшь» — как это понимать?", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let d = decide(
+        &rs,
+        &model,
+        &say("озвучь фразу: добро пожаловать в наш магазин"),
+    )
+    .await;
+    let note = d
+        .trace
+        .iter()
+        .find(|s| s.effect.contains("without the dictated words"))
+        .unwrap_or_else(|| panic!("no quote note: {:#?}", d.trace));
+    assert_eq!(note.rule.as_deref(), Some("dictated-words"), "{note:#?}");
+    assert!(
+        note.effect.contains("добро пожаловать в наш магазин"),
+        "{note:#?}"
+    );
+}

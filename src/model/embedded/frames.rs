@@ -1,8 +1,9 @@
 //! The frames of the embedded router (`router.embedded.frames`): a request in question form
 //! has its frame words taken out before the classifier reads it (the ability words otherwise
-//! pull towards a plain answer); a question about a topic adds to the no-tool class. Each
-//! frame adds its `boost_chat` to the no-tool class: a question's above 0, a request's 0 or
-//! below it. Both are said in the trace. Patterns come from the rules; nothing here knows a
+//! pull towards a plain answer); a question about a topic adds to the no-tool class; a quote
+//! frame marks the words the user dictates, which the router may read the message without.
+//! Each frame adds its `boost_chat` to the no-tool class: a question's above 0, a request's 0
+//! or below it. All are said in the trace. Patterns come from the rules; nothing here knows a
 //! language.
 
 use crate::contract::EffectKind;
@@ -21,10 +22,14 @@ pub struct Framing {
     pub boost_skills: f32,
     /// The trace lines.
     pub notes: Vec<ModelNote>,
+    /// The first quote frame that holds: its id, the pattern that matched and the dictated
+    /// words' byte span.
+    pub quote: Option<(std::sync::Arc<str>, String, usize, usize)>,
 }
 
-/// Applies the frames, in order: the first request frame that matches at the start, and every
-/// question frame that matches with none of its `unless`.
+/// Applies the frames, in order: the first request frame that matches at the start, every
+/// question frame that matches with none of its `unless`, and the first quote frame that
+/// matches with none of its `unless`.
 pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
     let mut out = Framing::default();
     for f in frames {
@@ -38,7 +43,8 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 return None;
             }
             let c = p.captures(normalized)?;
-            Some((c.name("frame").or_else(|| c.get(0))?, p.as_str().to_owned()))
+            let part = c.name("frame").or_else(|| c.name("quote"));
+            Some((part.or_else(|| c.get(0))?, p.as_str().to_owned()))
         }) else {
             continue;
         };
@@ -69,6 +75,11 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 out.notes.push(note);
             }
             FrameKind::Request => {}
+            FrameKind::Quote => {
+                if out.quote.is_none() {
+                    out.quote = Some((f.id.clone(), entry, m.start(), m.end()));
+                }
+            }
             FrameKind::Question => {
                 out.boost_chat += f.boost_chat;
                 out.boost_skills += f.boost_skills;

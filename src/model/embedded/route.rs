@@ -49,6 +49,42 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
             let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
             vec![(whole, (from, normalized.len()))]
         });
+    if let [(whole, span)] = plan.as_slice()
+        && matches!(whole.chosen, Target::Chat)
+        && whole.torn.is_none()
+        && whole.ruled_out.is_none()
+        && let Some((id, pattern, start, end)) = framing.quote.take()
+        && start >= from
+        && let Some(ranking) = without_quote(
+            index,
+            input,
+            &normalized,
+            from,
+            (start, end),
+            &allowed,
+            &bias,
+        )
+    {
+        let mut note = ModelNote::new(
+            [
+                "read the message without the dictated words '",
+                &normalized[start..end],
+                "'",
+            ]
+            .concat(),
+            [
+                "no tool for the whole; without them it is sure on its own (frame ",
+                &id,
+                ")",
+            ]
+            .concat(),
+        )
+        .kind(EffectKind::FrameRequest)
+        .rule(id.to_string());
+        note.matched = Some((pattern, start, end));
+        notes.push(note);
+        plan = vec![(ranking, *span)];
+    }
     if let [(whole, _)] = plan.as_slice()
         && matches!(whole.chosen, Target::Chat)
         && whole.torn.is_none()
@@ -246,6 +282,28 @@ fn surest_sentence(
         }
     }
     best.map(|(r, span, _)| (r, span))
+}
+
+/// The ranking of the message from `from` without the dictated words at `quote` (a quote
+/// frame's span), when it is sure of a tool or skill; `None` when fewer than two words are left.
+fn without_quote(
+    index: &Index,
+    input: &RouterInput<'_>,
+    normalized: &str,
+    from: usize,
+    quote: (usize, usize),
+    allowed: &super::Allowed,
+    bias: &[f32],
+) -> Option<Ranking> {
+    let (start, end) = quote;
+    let before = normalized.get(from.min(start)..start)?;
+    let after = normalized.get(end..)?;
+    let rest = [before.trim_end(), " ", after.trim_start()].concat();
+    if rest.split_whitespace().count() < 2 {
+        return None;
+    }
+    let ranking = index.rank_text(input, rest.trim(), allowed, bias, true);
+    matches!(ranking.chosen, Target::Tool(_) | Target::Skill(_)).then_some(ranking)
 }
 
 /// The trace line of one ranking: the chosen class, its probability and the runner-up. Its
