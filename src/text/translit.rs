@@ -309,8 +309,31 @@ impl Translit {
                     j = b;
                     continue;
                 }
-                match readable {
-                    Some((a, b)) if j >= a && j < b => {
+                // A word the table reads whole; else, in a word of the table's letters, digits
+                // and hyphens («plan-2026», «naushniki-vkladyshi»), each run of two letters or
+                // more. An address or a link («ivan.s@mail.ru», «site.ru/page») stays as written.
+                let spelt = |(a, b): (usize, usize)| {
+                    chars[a..b]
+                        .iter()
+                        .all(|c| self.alphabet.contains(c) || c.is_ascii_digit() || *c == '-')
+                };
+                let run = match readable {
+                    Some((a, b)) if j >= a && j < b => Some((a, b)),
+                    None if whole
+                        && core.is_some_and(spelt)
+                        && self.alphabet.contains(&chars[j])
+                        && (j == k || !self.alphabet.contains(&chars[j - 1])) =>
+                    {
+                        let r = (j..end)
+                            .find(|&x| !self.alphabet.contains(&chars[x]))
+                            .unwrap_or(end);
+                        let letters = chars[j..r].iter().filter(|c| c.is_alphabetic()).count();
+                        (letters >= 2 && !self.kept(&chars[j..r])).then_some((j, r))
+                    }
+                    _ => None,
+                };
+                match run {
+                    Some((a, b)) => {
                         let start = out.len();
                         let mut p = a;
                         while p < b {
@@ -338,7 +361,7 @@ impl Translit {
                         read.push((start, out.len()));
                         j = b;
                     }
-                    _ => {
+                    None => {
                         moved[j] = Some(out.len());
                         out.push(chars[j]);
                         origin.push(origin_of(j));

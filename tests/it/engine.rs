@@ -587,6 +587,10 @@ fn a_message_typed_in_another_script_reaches_the_lists_through_the_table() {
     // Mostly in the lists' script: the Latin word stays Latin.
     let d = engine::decide_without_model(&rs, &user("πόσο κοστίζει prike")).expect("routable");
     assert!(!d.web_search, "{:?}", d.trace);
+    // A word with a hyphen and digits in it («plan-2026») is read run by run of the table's
+    // letters.
+    let d = engine::decide_without_model(&rs, &user("prike-2026?")).expect("routable");
+    assert!(d.web_search, "{:?}", d.trace);
 }
 
 #[tokio::test]
