@@ -386,6 +386,10 @@ pub enum FrameKind {
     /// that reading is sure of a tool or skill, it decides; the arguments are still filled
     /// from the whole message.
     Quote,
+    /// Words that say nothing about the request: a speaker's fillers («well», «you know») in
+    /// dictated text. Every match (the group named `filler`, else the whole match) is left out
+    /// of what the classifier reads, wherever it stands; the arguments still see it.
+    Filler,
 }
 
 /// Pairs of tools the embedded router does not choose between on its own.

@@ -781,3 +781,31 @@ async fn dictated_words_do_not_decide_what_the_message_asks_for() {
         "{note:#?}"
     );
 }
+
+/// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
+/// pulls a request to a plain answer, the trace names the words left out, and the arguments
+/// still come from the whole message.
+#[tokio::test]
+async fn fillers_are_left_out_of_what_the_router_reads() {
+    let (rs, model) = prepared();
+    let message =
+        "в календарь запиши это самое техосмотр в среду в восемь утра на станции на кольцевой";
+    let d = decide(&rs, &model, &say(message)).await;
+    assert_eq!(tools(&d), ["calendar_create"], "{:#?}", d.trace);
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect.contains("leaves out 'это самое'")),
+        "{:#?}",
+        d.trace
+    );
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            "сочини песню это самое про дальнобой про дорогу про ночную трассу чтоб в кабине с напарником петь",
+            &["music_generate"],
+        ),
+        ("короче спасибо, ты очень помог", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

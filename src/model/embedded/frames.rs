@@ -25,6 +25,27 @@ pub struct Framing {
     /// The first quote frame that holds: its id, the pattern that matched and the dictated
     /// words' byte span.
     pub quote: Option<(std::sync::Arc<str>, String, usize, usize)>,
+    /// The byte spans of every filler frame's matches, in no order.
+    pub fillers: Vec<(usize, usize)>,
+}
+
+/// `normalized` with the `spans` blanked, byte for byte, so that every offset still points at
+/// the same place: what the classifier reads when fillers are left out.
+pub fn blanked<'t>(normalized: &'t str, spans: &[(usize, usize)]) -> std::borrow::Cow<'t, str> {
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(normalized);
+    }
+    let mut bytes = normalized.as_bytes().to_vec();
+    for &(s, e) in spans {
+        if let Some(span) = bytes.get_mut(s..e) {
+            span.fill(b' ');
+        }
+    }
+    // Spans are character boundaries of `normalized`, and a space is one byte: still UTF-8.
+    String::from_utf8(bytes).map_or(
+        std::borrow::Cow::Borrowed(normalized),
+        std::borrow::Cow::Owned,
+    )
 }
 
 /// Applies the frames, in order: the first request frame that matches at the start, every
@@ -33,6 +54,10 @@ pub struct Framing {
 pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
     let mut out = Framing::default();
     for f in frames {
+        if f.kind == FrameKind::Filler {
+            fillers(f, normalized, &mut out);
+            continue;
+        }
         // A group named `frame` is the part taken out (the rest of the match only has to be
         // there, e.g. the verb after «could you»); otherwise the whole match.
         // The gate first (a lazy DFA, see `crate::text::gate`): most messages match no frame,
@@ -75,6 +100,7 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
                 out.notes.push(note);
             }
             FrameKind::Request => {}
+            FrameKind::Filler => {}
             FrameKind::Quote => {
                 if out.quote.is_none() {
                     out.quote = Some((f.id.clone(), entry, m.start(), m.end()));
@@ -98,4 +124,78 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
         }
     }
     out
+}
+
+/// `normalized` with the matches of these filler frames blanked (an example read as a message
+/// is: the classifier never learns from words it never reads).
+pub fn without_fillers(frames: &[FrameDef], normalized: String) -> String {
+    let mut framing = Framing::default();
+    for f in frames.iter().filter(|f| f.kind == FrameKind::Filler) {
+        fillers(f, &normalized, &mut framing);
+    }
+    if framing.fillers.is_empty() {
+        return normalized;
+    }
+    blanked(&normalized, &framing.fillers).into_owned()
+}
+
+/// Every match of filler frame `f` in `normalized` (none when one of its `unless` matches),
+/// with a trace line naming the words left out.
+fn fillers(f: &FrameDef, normalized: &str, out: &mut Framing) {
+    let before = out.fillers.len();
+    for (p, gate) in f.patterns.iter().zip(&f.gates) {
+        if gate.as_ref().is_some_and(|g| !g.is_match(normalized)) {
+            continue;
+        }
+        for c in p.captures_iter(normalized) {
+            if let Some(m) = c.name("filler").or_else(|| c.get(0))
+                && m.start() < m.end()
+            {
+                out.fillers.push((m.start(), m.end()));
+            }
+        }
+    }
+    if out.fillers.len() == before {
+        return;
+    }
+    if f.unless.iter().any(|u| u.is_match(normalized)) {
+        out.fillers.truncate(before);
+        return;
+    }
+    let words: Vec<&str> = out.fillers[before..]
+        .iter()
+        .filter_map(|&(s, e)| normalized.get(s..e))
+        .collect();
+    out.notes.push(
+        ModelNote::new(
+            format!("frame {} leaves out '{}'", f.id, words.join("', '")),
+            "fillers say nothing about the request",
+        )
+        .kind(EffectKind::Note)
+        .rule(f.id.clone()),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blanked;
+
+    #[test]
+    fn blanking_keeps_every_offset() {
+        // A two-byte letter in the span: blanked byte for byte, the text stays valid.
+        let text = "book, you knöw, a table";
+        let start = text.find("you").expect("in the text");
+        let end = start + "you knöw".len();
+        let out = blanked(text, &[(start, end)]);
+        assert_eq!(out.len(), text.len());
+        assert_eq!(&out[..start], &text[..start]);
+        assert_eq!(&out[end..], &text[end..]);
+        assert!(out[start..end].bytes().all(|b| b == b' '));
+        assert_eq!(
+            out.split_whitespace().collect::<Vec<_>>(),
+            ["book,", ",", "a", "table"]
+        );
+        // No span: the text itself, not a copy.
+        assert!(matches!(blanked(text, &[]), std::borrow::Cow::Borrowed(_)));
+    }
 }

@@ -188,9 +188,16 @@ struct TrainingData {
     /// `router.embedded.typos_from`, and the words the lists know (never read as a slip).
     typos_from: Option<usize>,
     known: Option<Arc<crate::text::fuzzy::KnownWords>>,
+    /// The filler frames: examples are read without their fillers, as messages are.
+    fillers: Vec<crate::ruleset::FrameDef>,
 }
 
 impl TrainingData {
+    /// An example as the classifier reads it: normalised, its fillers blanked.
+    fn read(&self, text: &str) -> String {
+        frames::without_fillers(&self.fillers, self.normalizer.normalize_message(text))
+    }
+
     fn from_rules(rules: &RuleSet) -> Self {
         let router = rules.router();
         let mut targets = Vec::new();
@@ -222,6 +229,10 @@ impl TrainingData {
             tool_class,
             examples,
             typos_from: router.embedded.typos_from,
+            fillers: (router.embedded.frames.iter())
+                .filter(|f| f.kind == crate::rules::FrameKind::Filler)
+                .cloned()
+                .collect(),
             known: rules.scanner.known_words(),
         }
     }
@@ -238,9 +249,7 @@ struct Index {
 impl Index {
     fn train(data: TrainingData) -> Self {
         // Normalised once, for the classifier and for the index of slips.
-        let normalized: Vec<String> = (data.examples.iter())
-            .map(|(_, e)| data.normalizer.normalize_message(e))
-            .collect();
+        let normalized: Vec<String> = (data.examples.iter()).map(|(_, e)| data.read(e)).collect();
         let examples: Vec<(usize, &str)> = (data.examples.iter())
             .map(|(t, e)| (*t, e.as_str()))
             .collect();
@@ -363,7 +372,8 @@ impl Index {
         let normalized = input.normalized_message();
         let framing = frames::frame(&input.router.embedded.frames, &normalized);
         let bias = self.bias(input, &framing);
-        self.rank_text(input, &normalized[framing.start..], &allowed, &bias, true)
+        let reading = frames::blanked(&normalized, &framing.fillers);
+        self.rank_text(input, &reading[framing.start..], &allowed, &bias, true)
     }
 
     /// The confusable pairs as classes.

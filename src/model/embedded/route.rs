@@ -20,6 +20,9 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     let bias = index.bias(input, &framing);
     let mut notes = std::mem::take(&mut framing.notes);
     let from = framing.start;
+    // What the classifier reads: the message with its fillers blanked (same offsets, so the
+    // arguments are still filled from `normalized`).
+    let reading = super::frames::blanked(&normalized, &framing.fillers);
     for rule in input
         .context
         .iter()
@@ -44,9 +47,9 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     }
     index.classifier.take_slipped();
     let asks_whole = framing.boost_chat > 0.0;
-    let mut plan = split(index, input, &normalized, from, &allowed, &bias, asks_whole)
-        .unwrap_or_else(|| {
-            let whole = index.rank_text(input, &normalized[from..], &allowed, &bias, true);
+    let mut plan =
+        split(index, input, &reading, from, &allowed, &bias, asks_whole).unwrap_or_else(|| {
+            let whole = index.rank_text(input, &reading[from..], &allowed, &bias, true);
             vec![(whole, (from, normalized.len()))]
         });
     if let [(whole, span)] = plan.as_slice()
@@ -92,7 +95,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         && let Some(min) = input.router.embedded.sentences_from
         && normalized[from..].split_whitespace().count() >= min
         && let Some((ranking, span)) =
-            surest_sentence(index, input, &normalized, from, &allowed, &bias)
+            surest_sentence(index, input, &reading, from, &allowed, &bias)
     {
         notes.push(ModelNote::new(
             "read the long message sentence by sentence",
