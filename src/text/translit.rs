@@ -309,13 +309,14 @@ impl Translit {
                     j = b;
                     continue;
                 }
-                // A word the table reads whole; else, in a word of the table's letters, digits
-                // and hyphens («plan-2026», «naushniki-vkladyshi»), each run of two letters or
-                // more. An address or a link («ivan.s@mail.ru», «site.ru/page») stays as written.
+                // A word the table reads whole; else, in a word of the table's letters, digits,
+                // hyphens and underscores («plan-2026», «plan_2025», «naushniki-vkladyshi»),
+                // each run of two letters or more. An address or a link («ivan.s@mail.ru»,
+                // «site.ru/page») stays as written.
                 let spelt = |(a, b): (usize, usize)| {
-                    chars[a..b]
-                        .iter()
-                        .all(|c| self.alphabet.contains(c) || c.is_ascii_digit() || *c == '-')
+                    chars[a..b].iter().all(|c| {
+                        self.alphabet.contains(c) || c.is_ascii_digit() || matches!(c, '-' | '_')
+                    })
                 };
                 let run = match readable {
                     Some((a, b)) if j >= a && j < b => Some((a, b)),

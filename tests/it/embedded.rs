@@ -809,3 +809,24 @@ async fn fillers_are_left_out_of_what_the_router_reads() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A generation verb asks for a generation even when a long description follows it in words
+/// the examples never had; a question about how it is done is still answered in words.
+#[tokio::test]
+async fn a_generation_verb_outweighs_a_long_description() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "Будьте любезны, изобразите средневекового монаха-переписчика за работой в манере книжной миниатюры.",
+            &["image_generate"],
+        ),
+        (
+            "Будьте любезны, озвучьте вступительное слово к лекции: «Дорогие коллеги, сегодня мы поговорим о Никейском соборе».",
+            &["speech_generate"],
+        ),
+        ("как нарисовать кота карандашом поэтапно?", &[]),
+        ("включи песню про лето", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
