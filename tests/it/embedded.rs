@@ -830,3 +830,25 @@ async fn a_generation_verb_outweighs_a_long_description() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A request in the infinitive at the start («посмотреть календарь, я свободный в пятница?», as
+/// a learner of the language or a note to self writes it) is a request; an infinitive that opens a
+/// statement is not.
+#[tokio::test]
+async fn a_request_in_the_infinitive_is_a_request() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "посмотреть календарь, я свободный в пятница утро?",
+            &["calendar_search"],
+        ),
+        (
+            "написать статья короткий, как русский язык учить для иностранец",
+            &["article_draft"],
+        ),
+        ("понять не могу, почему он так сказал", &[]),
+        ("учить английский скучно", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
