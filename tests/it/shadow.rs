@@ -40,6 +40,24 @@ fn get_json(server: &Server, path: &str) -> Value {
     serde_json::from_str(&text).expect("JSON")
 }
 
+/// Waits until the decision log holds `n` whole lines; fails after 30 s.
+fn wait_for_log_lines(log: &std::path::Path, n: usize) {
+    let started = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(log)
+            .map(|t| t.matches('\n').count())
+            .unwrap_or(0);
+        if lines >= n {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the decision log has {lines} of {n} lines"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// `/v1/shadow` once the shadow has decided (or dropped) `n` requests; fails after 30 s.
 fn wait_for_shadow(server: &Server, n: u64) -> Value {
     let started = Instant::now();
@@ -111,7 +129,9 @@ fn the_shadows_differences_are_what_an_offline_replay_of_the_same_requests_says(
             .all(|d| d["rules_version"] == live_version)
     );
 
-    // The same requests replayed offline: the log against the same two directories.
+    // The same requests replayed offline: the log against the same two directories, once its
+    // writer (a thread of its own, which flushes when the queue is quiet) has written them all.
+    wait_for_log_lines(&log, requests.len());
     let out = Command::new(bin())
         .args(["replay", log.to_str().expect("utf-8"), "--rules"])
         .arg(shadow_dir.path())
