@@ -242,7 +242,7 @@ fn run_from(
         if k > 0 && !(said.len() >= glued.len() && w.chars().all(char::is_alphabetic)) {
             break;
         }
-        if forms.same(said, one) {
+        if forms.same(said, one) || (k == 0 && glued_after_short_word(said, one, forms)) {
             if k + 1 == wanted.len() {
                 return Some(0);
             }
@@ -262,6 +262,19 @@ fn run_from(
         }
     }
     None
+}
+
+/// Whether `said` is a word of one or two letters glued to the name's first word `w` (of four
+/// letters or more) in one of its forms: a preposition typed without its space ("inplan" for
+/// `Plan`), as the grammar between a name's words is allowed in [`run_from`].
+fn glued_after_short_word(said: &str, w: &str, forms: NameForms<'_>) -> bool {
+    if w.chars().count() < 4 || said.chars().count() <= w.chars().count() {
+        return false;
+    }
+    said.char_indices()
+        .skip(1)
+        .take(2)
+        .any(|(at, _)| said[..at].chars().all(char::is_alphabetic) && forms.same(&said[at..], w))
 }
 
 #[cfg(test)]
@@ -314,6 +327,22 @@ mod tests {
         assert!(find_name("plan of a sales 2025", &plan, prefixes(0), None).is_none());
         // Nor a number: "plan 24 sales" is no name.
         assert!(find_name("plan 24 sales 2025", &plan, prefixes(0), None).is_none());
+    }
+
+    #[test]
+    fn a_short_word_may_be_glued_to_the_names_first_word() {
+        let n = Normalizer::default();
+        let plan = n.normalize(&name_words("Plan-2026"));
+        // A preposition typed without its space: "inplan-2026", "toplan 2026".
+        assert_eq!(
+            find_name("inplan-2026 add a quote", &plan, prefixes(0), None),
+            Some((0, 11))
+        );
+        assert!(find_name("aplan 2026", &plan, prefixes(0), None).is_some());
+        // Not three letters, and not before a name word shorter than four letters.
+        assert!(find_name("intoplan 2026", &plan, prefixes(0), None).is_none());
+        let act = n.normalize(&name_words("Act_2026"));
+        assert!(find_name("inact 2026", &act, prefixes(0), None).is_none());
     }
 
     fn prefixes(cut: usize) -> NameForms<'static> {
