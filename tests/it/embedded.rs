@@ -764,10 +764,11 @@ async fn dictated_words_do_not_decide_what_the_message_asks_for() {
     ];
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
+    // The letter's text read whole pulls to a plain answer; without it, the request is sure.
     let d = decide(
         &rs,
         &model,
-        &say("озвучь фразу: добро пожаловать в наш магазин"),
+        &say("надо, чтобы ты ответил Лене на письмо: макет согласован, счет выставлю сегодня"),
     )
     .await;
     let note = d
@@ -777,7 +778,8 @@ async fn dictated_words_do_not_decide_what_the_message_asks_for() {
         .unwrap_or_else(|| panic!("no quote note: {:#?}", d.trace));
     assert_eq!(note.rule.as_deref(), Some("dictated-words"), "{note:#?}");
     assert!(
-        note.effect.contains("добро пожаловать в наш магазин"),
+        note.effect
+            .contains("макет согласован, счет выставлю сегодня"),
         "{note:#?}"
     );
 }

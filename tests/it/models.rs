@@ -439,10 +439,25 @@ async fn the_embedded_router_decides_the_blind_eleventh_set() {
     // score, on the pack as the session of 2026-12-05 (07:10) found it (after the quote frame):
     // 86.4 % (223/258) and 92.6 % (137/148). After fillers, budgets before «максимум» and
     // slang numbers, leaving a skill by name, «скажите, отчего …» and «вы способны …?» as
-    // questions, and «позвольте напомнить, что» as a figure of speech: the floors below
-    // (88.8 %, 229/258; 95.3 %, 141/148).
-    assert!(tool_share >= 0.88, "tool decisions {tool_share:.3} < 0.88");
+    // questions, and «позвольте напомнить, что» as a figure of speech: 88.8 % (229/258) and
+    // 95.3 % (141/148); with the generation verbs, the infinitive request, attachments and the
+    // calendar named with «когда» (set 12's changes): the floors below (93.0 %, 240/258; 95.3 %).
+    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
     assert!(chat_share >= 0.95, "left alone {chat_share:.3} < 0.95");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_twelfth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set12.yaml", 10, 390).await;
+    // Written blind (see the file's header) as people write at home and about their hobbies in
+    // a small town, most of it everyday indirect asks (a need with no request verb, a noun
+    // alone, the infinitive, a story with the ask last) with near misses in the same forms:
+    // 394 messages, 158 need no tool. Its first score, on the pack after set 11's changes:
+    // 83.5 % (197/236) and 90.5 % (143/158). After a photo or a recording attached leaning
+    // away from no tool, a calendar named with «когда», a budget without a buying verb and
+    // the generation verbs: the floors below (87.3 %, 206/236; 90.5 %, 143/158).
+    assert!(tool_share >= 0.87, "tool decisions {tool_share:.3} < 0.87");
+    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
