@@ -132,6 +132,11 @@ pub(super) fn compile(
             context,
             connectives,
             connective_finder,
+            frame_gates: crate::text::Gates::new(
+                frames
+                    .iter()
+                    .flat_map(|f| f.patterns.iter().map(regex::Regex::as_str)),
+            ),
             frames,
             torn,
             torn_ratio,

@@ -237,6 +237,9 @@ pub struct EmbeddedDef {
     pub connective_finder: Option<aho_corasick::AhoCorasick>,
     /// Frames (requests in question form, questions about a topic), in order.
     pub frames: Vec<FrameDef>,
+    /// The gates of every frame's patterns, in order, in one automaton (`None`: each
+    /// pattern's own gate is asked).
+    pub(crate) frame_gates: Option<crate::text::Gates>,
     /// Confusable tool pairs, by tool index.
     pub torn: Vec<(usize, usize)>,
     /// The share of the best tool's probability at which its partner makes the router ask

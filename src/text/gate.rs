@@ -30,6 +30,55 @@ pub fn gate(pattern: &str) -> Option<MetaRegex> {
         .ok()
 }
 
+/// The gates of many patterns in one automaton: which of them may match, in one pass over a
+/// text instead of one pass each (the embedded router's frames ask all of theirs on every
+/// message).
+#[derive(Debug, Clone)]
+pub struct Gates {
+    re: MetaRegex,
+    len: usize,
+}
+
+impl Gates {
+    /// `None` when one of the patterns cannot be parsed or the automaton cannot be built (the
+    /// caller then asks each pattern's own gate).
+    pub fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Option<Self> {
+        let hirs = patterns
+            .into_iter()
+            .map(|p| {
+                let hir = regex_syntax::ParserBuilder::new()
+                    .nest_limit(64)
+                    .build()
+                    .parse(p)
+                    .ok()?;
+                Some(without_word_looks(&hir))
+            })
+            .collect::<Option<Vec<Hir>>>()?;
+        let re = MetaRegex::builder()
+            .configure(
+                MetaRegex::config()
+                    .match_kind(regex_automata::MatchKind::All)
+                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                    .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
+                    .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
+            )
+            .build_many_from_hir(&hirs)
+            .ok()?;
+        Some(Self {
+            re,
+            len: hirs.len(),
+        })
+    }
+
+    /// The patterns (by position) whose gates match somewhere in `text`.
+    pub fn which(&self, text: &str) -> regex_automata::PatternSet {
+        let mut set = regex_automata::PatternSet::new(self.len);
+        self.re
+            .which_overlapping_matches(&regex_automata::Input::new(text), &mut set);
+        set
+    }
+}
+
 /// `hir` with every Unicode word-boundary assertion replaced by the empty match (which always
 /// holds): the language only grows.
 fn without_word_looks(hir: &Hir) -> Hir {
@@ -61,6 +110,32 @@ fn without_word_looks(hir: &Hir) -> Hir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_gates_in_one_pass_say_what_each_gate_says() {
+        let patterns = [
+            r"^(?:could|can)\s+you\b",
+            r"\bstop\b",
+            r"(?:why|how)\s+\p{L}+",
+        ];
+        let gates = Gates::new(patterns).expect("built");
+        let each: Vec<MetaRegex> = patterns.iter().map(|p| gate(p).expect("built")).collect();
+        for text in [
+            "could you stop",
+            "nonstop",
+            "how come",
+            "ÿ can you ÿ",
+            "",
+            "why",
+        ] {
+            let set = gates.which(text);
+            for (k, g) in each.iter().enumerate() {
+                let id = regex_automata::PatternID::new(k).expect("id");
+                assert_eq!(set.contains(id), g.is_match(text), "{text:?}, pattern {k}");
+            }
+        }
+        assert!(Gates::new([r"(unclosed"]).is_none());
+    }
 
     #[test]
     fn the_gate_matches_wherever_the_pattern_does_and_refuses_what_it_must() {

@@ -30,7 +30,7 @@ mod words;
 
 pub use endings::Endings;
 pub use entry::{DEFAULT_GAP, EntryError, Hit, MAX_PATTERN_LEN, REGEX_SIZE_LIMIT, compile_pattern};
-pub(crate) use gate::gate;
+pub(crate) use gate::{Gates, gate};
 pub use names::{NameForms, base_name, find_name, name_words};
 pub use normalize::{Normalizer, NormalizerOptions};
 pub use normalized::Normalized;

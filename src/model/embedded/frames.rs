@@ -10,6 +10,8 @@ use crate::contract::EffectKind;
 use crate::model::ModelNote;
 use crate::rules::FrameKind;
 use crate::ruleset::FrameDef;
+use crate::text::Gates;
+use regex_automata::PatternID;
 
 /// What the frames made of one normalised message.
 #[derive(Debug, Default)]
@@ -51,11 +53,23 @@ pub fn blanked<'t>(normalized: &'t str, spans: &[(usize, usize)]) -> std::borrow
 /// Applies the frames, in order: the first request frame that matches at the start, every
 /// question frame that matches with none of its `unless`, and the first quote frame that
 /// matches with none of its `unless`.
-pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
+/// `gates`, when given, holds the gates of every frame's patterns in order, asked in one pass.
+pub fn frame(frames: &[FrameDef], gates: Option<&Gates>, normalized: &str) -> Framing {
     let mut out = Framing::default();
+    let passed = gates.map(|g| g.which(normalized));
+    let mut first = 0;
     for f in frames {
+        // Whether pattern `j` of this frame may match: its gate, from the one pass or alone.
+        let at = first;
+        first += f.patterns.len();
+        let may = |j: usize| match &passed {
+            Some(set) => PatternID::new(at + j).is_ok_and(|id| set.contains(id)),
+            None => {
+                (f.gates.get(j).and_then(Option::as_ref)).is_none_or(|g| g.is_match(normalized))
+            }
+        };
         if f.kind == FrameKind::Filler {
-            fillers(f, normalized, &mut out);
+            fillers(f, &may, normalized, &mut out);
             continue;
         }
         // A group named `frame` is the part taken out (the rest of the match only has to be
@@ -63,8 +77,8 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
         // The gate first (a lazy DFA, see `crate::text::gate`): most messages match no frame,
         // and the pattern itself, with its Unicode word boundaries and capture groups, runs the
         // slow engines on non-ASCII text. The groups are asked for only once the gate matched.
-        let Some((m, entry)) = f.patterns.iter().zip(&f.gates).find_map(|(p, gate)| {
-            if gate.as_ref().is_some_and(|g| !g.is_match(normalized)) {
+        let Some((m, entry)) = f.patterns.iter().enumerate().find_map(|(j, p)| {
+            if !may(j) {
                 return None;
             }
             let c = p.captures(normalized)?;
@@ -131,7 +145,10 @@ pub fn frame(frames: &[FrameDef], normalized: &str) -> Framing {
 pub fn without_fillers(frames: &[FrameDef], normalized: String) -> String {
     let mut framing = Framing::default();
     for f in frames.iter().filter(|f| f.kind == FrameKind::Filler) {
-        fillers(f, &normalized, &mut framing);
+        let may = |j: usize| {
+            (f.gates.get(j).and_then(Option::as_ref)).is_none_or(|g| g.is_match(&normalized))
+        };
+        fillers(f, &may, &normalized, &mut framing);
     }
     if framing.fillers.is_empty() {
         return normalized;
@@ -141,10 +158,10 @@ pub fn without_fillers(frames: &[FrameDef], normalized: String) -> String {
 
 /// Every match of filler frame `f` in `normalized` (none when one of its `unless` matches),
 /// with a trace line naming the words left out.
-fn fillers(f: &FrameDef, normalized: &str, out: &mut Framing) {
+fn fillers(f: &FrameDef, may: &dyn Fn(usize) -> bool, normalized: &str, out: &mut Framing) {
     let before = out.fillers.len();
-    for (p, gate) in f.patterns.iter().zip(&f.gates) {
-        if gate.as_ref().is_some_and(|g| !g.is_match(normalized)) {
+    for (j, p) in f.patterns.iter().enumerate() {
+        if !may(j) {
             continue;
         }
         for c in p.captures_iter(normalized) {

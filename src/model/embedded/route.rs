@@ -16,7 +16,11 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     let allowed = index.allowed(input);
     let original = input.message();
     let normalized = input.normalized_message();
-    let mut framing = super::frames::frame(&input.router.embedded.frames, &normalized);
+    let mut framing = super::frames::frame(
+        &input.router.embedded.frames,
+        input.router.embedded.frame_gates.as_ref(),
+        &normalized,
+    );
     let bias = index.bias(input, &framing);
     let mut notes = std::mem::take(&mut framing.notes);
     let from = framing.start;
