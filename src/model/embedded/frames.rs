@@ -141,19 +141,14 @@ pub fn frame(frames: &[FrameDef], gates: Option<&Gates>, normalized: &str) -> Fr
 }
 
 /// `normalized` with the matches of these filler frames blanked (an example read as a message
-/// is: the classifier never learns from words it never reads).
+/// is: the classifier never learns from words it never reads). `frames` are the filler
+/// frames (others would be applied too, to no effect on the text).
 pub fn without_fillers(frames: &[FrameDef], normalized: String) -> String {
-    let mut framing = Framing::default();
-    for f in frames.iter().filter(|f| f.kind == FrameKind::Filler) {
-        let may = |j: usize| {
-            (f.gates.get(j).and_then(Option::as_ref)).is_none_or(|g| g.is_match(&normalized))
-        };
-        fillers(f, &may, &normalized, &mut framing);
-    }
-    if framing.fillers.is_empty() {
+    let spans = frame(frames, None, &normalized).fillers;
+    if spans.is_empty() {
         return normalized;
     }
-    blanked(&normalized, &framing.fillers).into_owned()
+    blanked(&normalized, &spans).into_owned()
 }
 
 /// Every match of filler frame `f` in `normalized` (none when one of its `unless` matches),

@@ -62,15 +62,8 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         && whole.ruled_out.is_none()
         && let Some((id, pattern, start, end)) = framing.quote.take()
         && start >= from
-        && let Some(ranking) = without_quote(
-            index,
-            input,
-            &normalized,
-            from,
-            (start, end),
-            &allowed,
-            &bias,
-        )
+        && let Some(ranking) =
+            without_quote(index, input, &reading, from, (start, end), &allowed, &bias)
     {
         let mut note = ModelNote::new(
             [
@@ -291,20 +284,21 @@ fn surest_sentence(
     best.map(|(r, span, _)| (r, span))
 }
 
-/// The ranking of the message from `from` without the dictated words at `quote` (a quote
-/// frame's span), when it is sure of a tool or skill; `None` when fewer than two words are left.
+/// The ranking of `reading` (the message as the classifier reads it) from `from` without the
+/// dictated words at `quote` (a quote frame's span, at `from` or after it), when it is sure of a
+/// tool or skill; `None` when fewer than two words are left.
 fn without_quote(
     index: &Index,
     input: &RouterInput<'_>,
-    normalized: &str,
+    reading: &str,
     from: usize,
     quote: (usize, usize),
     allowed: &super::Allowed,
     bias: &[f32],
 ) -> Option<Ranking> {
     let (start, end) = quote;
-    let before = normalized.get(from.min(start)..start)?;
-    let after = normalized.get(end..)?;
+    let before = reading.get(from..start)?;
+    let after = reading.get(end..)?;
     let rest = [before.trim_end(), " ", after.trim_start()].concat();
     if rest.split_whitespace().count() < 2 {
         return None;
