@@ -169,7 +169,13 @@ impl Cx<'_, '_> {
                 .collect();
             units.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
             let mut words = Vec::new();
-            for (w, &value) in &n.words {
+            let singular = n.singular.iter().map(|(w, v)| (w, v, true, "singular"));
+            for (w, &value, one, key) in n
+                .words
+                .iter()
+                .map(|(w, v)| (w, v, false, "words"))
+                .chain(singular)
+            {
                 let (stem, whole) = match w.strip_suffix('$') {
                     Some(stem) => (stem, true),
                     None => (w.as_str(), false),
@@ -179,20 +185,26 @@ impl Cx<'_, '_> {
                     self.error(
                         Code::BadWord,
                         format!("'{w}': a number word is one word (letters and digits)"),
-                        &format!("{p}/words"),
+                        &format!("{p}/{key}"),
                     );
                 } else if !value.is_finite() || value < 0.0 {
                     self.error(
                         Code::ExtractBadValue,
                         format!("'{w}': a number word's value is a number of 0 or more"),
-                        &format!("{p}/words"),
+                        &format!("{p}/{key}"),
                     );
                 } else {
-                    words.push(NumberWord { stem, whole, value });
+                    words.push(NumberWord {
+                        stem,
+                        whole,
+                        value,
+                        one,
+                    });
                 }
             }
-            // The longest stem first: «fifteen» before «fif».
-            words.sort_by_key(|w| std::cmp::Reverse(w.stem.len()));
+            // The longest stem first («fifteen» before «fif»), a whole word before a stem of
+            // the same letters («thousand$» before «thousand»).
+            words.sort_by_key(|w| (std::cmp::Reverse(w.stem.len()), !w.whole));
             let joiners = (n.joiners.iter())
                 .map(|j| {
                     norm.normalize(j)

@@ -306,6 +306,7 @@ fn context_rules(
             );
         }
         if rule.boost.is_empty()
+            && rule.boost_skills.is_empty()
             && rule.rule_out.is_empty()
             && rule.boost_chat.is_none()
             && rule.previous_message.is_none_or(|w| w == 0.0)
@@ -313,8 +314,8 @@ fn context_rules(
             findings.error(
                 Code::ContextNoEffect,
                 format!(
-                    "context rule '{}' changes nothing: give boost, boost_chat, rule_out or \
-                     previous_message",
+                    "context rule '{}' changes nothing: give boost, boost_skills, boost_chat, \
+                     rule_out or previous_message",
                     rule.id
                 ),
                 file,
@@ -346,6 +347,13 @@ fn context_rules(
                     .map(|t| (t, *b))
             })
             .collect();
+        let boost_skills = (rule.boost_skills.iter())
+            .filter_map(|(skill, b)| {
+                symbols
+                    .skill(skill, file, &format!("{at}/boost_skills/{skill}"), findings)
+                    .map(|_| (Arc::from(skill.as_str()), *b))
+            })
+            .collect();
         let rule_out = rule
             .rule_out
             .iter()
@@ -358,6 +366,7 @@ fn context_rules(
             id: Arc::from(rule.id.as_str()),
             when,
             boost,
+            boost_skills,
             rule_out,
             ask_back: rule.ask_back,
             boost_chat: rule.boost_chat.unwrap_or(0.0),

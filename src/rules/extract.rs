@@ -94,6 +94,13 @@ pub struct NumberExtraction {
     /// thousand five hundred» → 7500). Share one list between tools with a YAML anchor.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub words: BTreeMap<String, f64>,
+    /// Multiplier words in the form that names one of them («thousand» as against
+    /// «thousands»), written as in `words` and read as they are: at the head of a run of
+    /// number words such a word counts once («thousand two hundred» → 1200), where a word of
+    /// `words` at the head is left for a pattern's `unit` group to scale what follows (a
+    /// colloquial «thousands fifteen» → 15,000).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub singular: BTreeMap<String, f64>,
     /// Words that may stand between two number words of one run without a value of their own
     /// («two and a half thousand»: `joiners: [and a]`, with `half: 0.5` among the words, reads
     /// 2500). Each is one or more words, matched whole.
@@ -198,6 +205,10 @@ pub struct ContextRule {
     /// negative makes it less likely).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub boost: BTreeMap<String, f32>,
+    /// Skills made more likely, by skill id, as `boost` does for tools: a complaint about a
+    /// swollen knee with no question in it switches the health interview on.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub boost_skills: BTreeMap<String, f32>,
     /// Tools the embedded router does not choose while `when` holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_out: Vec<String>,

@@ -282,6 +282,8 @@ pub struct ContextRuleDef {
     pub(crate) when: Cond,
     /// Score added to tools, by tool index.
     pub boost: Vec<(usize, f32)>,
+    /// Score added to skills, by skill id.
+    pub boost_skills: Vec<(Arc<str>, f32)>,
     /// Tools not chosen while it applies, by tool index.
     pub rule_out: Vec<usize>,
     /// When one of `rule_out` would have been the best class, no tool is called.
@@ -297,6 +299,7 @@ impl ContextRuleDef {
     pub fn only_reads_previous(&self) -> bool {
         self.previous_message > 0.0
             && self.boost.is_empty()
+            && self.boost_skills.is_empty()
             && self.rule_out.is_empty()
             && self.boost_chat == 0.0
     }

@@ -344,6 +344,13 @@ impl Index {
                     bias[class] += b;
                 }
             }
+            for (skill, b) in &rule.boost_skills {
+                let wanted = |t: &Target| matches!(t, Target::Skill(s) if s == skill);
+                if let Some(class) = self.targets.iter().position(wanted) {
+                    bias.resize(self.targets.len(), 0.0);
+                    bias[class] += b;
+                }
+            }
             if rule.boost_chat != 0.0
                 && let Some(class) = self.targets.iter().position(|t| *t == Target::Chat)
             {

@@ -56,6 +56,9 @@ pub(crate) struct NumberWord {
     pub(crate) stem: String,
     pub(crate) whole: bool,
     pub(crate) value: f64,
+    /// A multiplier that names one of itself (`number.singular`): it counts once at the head
+    /// of a run.
+    pub(crate) one: bool,
 }
 
 /// A word worth this much or more multiplies the number words before it («seven thousand»).
@@ -516,6 +519,7 @@ mod tests {
             stem: stem.into(),
             whole,
             value,
+            one: false,
         };
         let mut words = vec![
             word("one", true, 1.0),
@@ -556,6 +560,35 @@ mod tests {
             n.find("under twenty-seven").map(|f| f.value),
             Some(Value::from(27))
         );
+    }
+
+    /// A multiplier heading a run is left for the pattern's unit («thousands fifteen» is read
+    /// by `(?P<unit>thousand\w*) (?P<number>…)` as 15,000), unless it is a singular one that
+    /// names one of itself: «a thousand two hundred» is 1200, not 200 thousand.
+    #[test]
+    fn a_singular_multiplier_at_a_runs_head_counts_once() {
+        let mut n = numbers(&[
+            r"(?P<unit>thousand\w*) (?P<number>[0-9]+)",
+            r"for (?P<number>[0-9]+)",
+        ]);
+        n.words.push(NumberWord {
+            stem: "thousand".into(),
+            whole: true,
+            value: 1000.0,
+            one: true,
+        });
+        n.words
+            .sort_by_key(|w| (std::cmp::Reverse(w.stem.len()), !w.whole));
+        let value = |t: &str| n.find(t).map(|f| f.value);
+        assert_eq!(value("for thousand seven hundred"), Some(Value::from(1700)));
+        assert_eq!(value("thousands twenty"), Some(Value::from(20000)));
+        // Hundreds after any multiplier add to it.
+        assert_eq!(
+            value("for thousands seven hundred"),
+            Some(Value::from(1700))
+        );
+        // Alone it is still a unit for the patterns.
+        assert_eq!(value("thousand 15"), Some(Value::from(15000)));
     }
 
     /// Two number words add up only when the second is of a lower place: «twenty seven» is 27,
@@ -600,6 +633,7 @@ mod tests {
             stem: "half".into(),
             whole: true,
             value: 0.5,
+            one: false,
         });
         let f = n.find("under seven and a half thousand").expect("a number");
         assert_eq!(f.value, Value::from(7500));

@@ -6,7 +6,7 @@ use super::{Digits, Filled, MULTIPLIER, NumberDef};
 
 impl NumberDef {
     /// The value of one word, if it is a number word.
-    fn word_value(&self, word: &str) -> Option<f64> {
+    fn word_value(&self, word: &str) -> Option<(f64, bool)> {
         self.words
             .iter()
             .find(|w| {
@@ -16,7 +16,7 @@ impl NumberDef {
                     word.starts_with(&w.stem)
                 }
             })
-            .map(|w| w.value)
+            .map(|w| (w.value, w.one))
     }
 
     /// Whether `gap` (the text between two number words) keeps them in one run: spaces or
@@ -43,6 +43,8 @@ impl NumberDef {
             return None;
         }
         let mut words: Vec<(usize, usize, f64)> = Vec::new();
+        // Which of `words` name one of themselves (`number.singular`).
+        let mut ones: Vec<bool> = Vec::new();
         let mut start = None;
         for (i, ch) in text
             .char_indices()
@@ -51,8 +53,9 @@ impl NumberDef {
             match (crate::text::is_alphanumeric(ch), start) {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
-                    if let Some(v) = self.word_value(&text[s..i]) {
+                    if let Some((v, one)) = self.word_value(&text[s..i]) {
                         words.push((s, i, v));
+                        ones.push(one);
                     }
                     start = None;
                 }
@@ -81,7 +84,15 @@ impl NumberDef {
                 j += 1;
             }
             let run = &words[k..=j];
-            let lead = run.iter().take_while(|w| w.2 >= MULTIPLIER).count();
+            // A multiplier heading a longer run counts once when it is a singular one
+            // («thousand two hundred») or hundreds follow it («under thousands five hundred»
+            // reads 1500: hundreds after a multiplier are never its count).
+            let hundreds_next = (run.iter().skip(1)).any(|w| (100.0..MULTIPLIER).contains(&w.2));
+            let lead = if run.len() > 1 && run[0].2 >= MULTIPLIER && (ones[k] || hundreds_next) {
+                0
+            } else {
+                run.iter().take_while(|w| w.2 >= MULTIPLIER).count()
+            };
             if let (Some(first), Some(last)) = (run.get(lead), run.last()) {
                 let (mut total, mut current) = (0.0, 0.0);
                 for &(_, _, v) in &run[lead..] {
