@@ -854,3 +854,108 @@ async fn a_request_in_the_infinitive_is_a_request() {
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Set 13's families, in new words: a daydream is left alone, a post's topic does not drown
+/// the request to write it, a named chart shape is a chart (not a picture), and «а то забуду»
+/// asks for a reminder.
+#[tokio::test]
+async fn daydreams_post_topics_chart_shapes_and_forgetting_are_read_for_what_they_ask() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "эх, вот бы отпуск на море в сентябре и никаких отчётов",
+            &[],
+        ),
+        (
+            "вот бы узнать, сколько человек было на сайте вчера",
+            &["site_traffic"],
+        ),
+        (
+            "напиши пост о том, почему мы закрываемся на ремонт, по-доброму",
+            &["post_draft"],
+        ),
+        (
+            "нарисуй столбиками продажи по месяцам: январь 10, февраль 14, март 9",
+            &["chart_build"],
+        ),
+        (
+            "что нагляднее для долей — круговая диаграмма или столбики?",
+            &[],
+        ),
+        (
+            "в восемь утра позвонить в банк, а то я забуду",
+            &["reminder_create"],
+        ),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// `boost_skills` on a context rule: a complaint about the body with no question in it
+/// switches the health interview on, and the trace names the rule; a message with no
+/// complaint stays a plain answer.
+#[tokio::test]
+async fn a_complaint_without_a_question_opens_the_health_interview() {
+    let (rs, model) = prepared();
+    let d = decide(
+        &rs,
+        &model,
+        &say("упал с велосипеда, лодыжка распухла, на ногу не наступить"),
+    )
+    .await;
+    assert_eq!(d.skill.as_deref(), Some("health"), "{:#?}", d.trace);
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.effect.contains("complaint-opens-the-health-interview")),
+        "{:#?}",
+        d.trace
+    );
+    let d = decide(
+        &rs,
+        &model,
+        &say("упал с велосипеда, но всё обошлось, даже смешно"),
+    )
+    .await;
+    assert_eq!(d.skill, None, "{:#?}", d.trace);
+}
+
+/// A number said in words with «тысяча» at its head: the singular counts once («тысяча двести»
+/// is 1,200), the colloquial inverted order still scales («тысяч за пятнадцать» is 15,000), and
+/// hundreds after any form add up («до тысячи пятисот» is 1,500).
+#[tokio::test]
+async fn a_thousand_at_the_head_of_a_number_counts_once() {
+    let (rs, model) = prepared();
+    for (text, tool, arg, want) in [
+        (
+            "продаю велосипед, тысяча двести рублей",
+            "sell_listing",
+            "price",
+            1200,
+        ),
+        (
+            "подбери робот-пылесос тысяч за пятнадцать",
+            "product_search",
+            "max_price",
+            15000,
+        ),
+        (
+            "подбери наушники до тысячи пятисот",
+            "product_search",
+            "max_price",
+            1500,
+        ),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        let call = d
+            .calls
+            .first()
+            .unwrap_or_else(|| panic!("{text}: {:#?}", d.trace));
+        assert_eq!(&*call.tool, tool, "{text}");
+        assert_eq!(
+            call.arguments[arg].as_f64(),
+            Some(f64::from(want)),
+            "{text}: {call:?}"
+        );
+    }
+}

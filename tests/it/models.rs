@@ -424,8 +424,9 @@ async fn the_embedded_router_decides_the_blind_tenth_set() {
     // the session of 2026-12-05 (03:53) found it: 85.6 % (184/215) and 91.5 % (162/177). After
     // dash ranges and same-place number words, loanwords spelt in Cyrillic, the question
     // forms and wanted ads: 88.8 % (191/215), 94.9 % (168/177); with a request kept when a
-    // question follows it: the floors below (89.3 %, 192/215; 94.9 %).
-    assert!(tool_share >= 0.89, "tool decisions {tool_share:.3} < 0.89");
+    // question follows it: 89.3 % (192/215), 94.9 %; after set 13's changes: the floors below
+    // (91.6 %, 197/215; 94.9 %).
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
     assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
 }
 
@@ -455,9 +456,28 @@ async fn the_embedded_router_decides_the_blind_twelfth_set() {
     // 394 messages, 158 need no tool. Its first score, on the pack after set 11's changes:
     // 83.5 % (197/236) and 90.5 % (143/158). After a photo or a recording attached leaning
     // away from no tool, a calendar named with «когда», a budget without a buying verb and
-    // the generation verbs: the floors below (87.3 %, 206/236; 90.5 %, 143/158).
-    assert!(tool_share >= 0.87, "tool decisions {tool_share:.3} < 0.87");
-    assert!(chat_share >= 0.90, "left alone {chat_share:.3} < 0.90");
+    // the generation verbs: 87.3 % (206/236) and 90.5 % (143/158); after set 13's changes
+    // (spare parts, wanted ads without «объявление», chart shapes, a post's topic, «а то
+    // забуду», complaints): the floors below (89.0 %, 210/236; 91.8 %, 145/158).
+    assert!(
+        tool_share >= 0.889,
+        "tool decisions {tool_share:.3} < 0.889"
+    );
+    assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_thirteenth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set13.yaml", 10, 460).await;
+    // Written blind (see the file's header) as two held-out halves: everyday phrasing, and
+    // across writing styles (dictated, office, slang, Latin letters, English words), by people
+    // in a big city: 467 messages, 197 need no tool. Its first score, on the pack after set
+    // 12's changes: 87.0 % (235/270) and 89.8 % (177/197). After a post's topic read as
+    // dictated words, chart shapes, «а то забуду», Google Meet named, an edit verb with a
+    // file, complaints opening the health interview, spare parts and wanted ads, and
+    // daydreams: the floors below.
+    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
+    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────

@@ -1136,6 +1136,14 @@ fn a_rule_file_deleted_for_good_is_applied_once_the_directory_is_quiet() {
     assert_eq!(st["last_reload"]["changed"], true, "{st}");
     assert!(!st["files"].to_string().contains("guards.yaml"), "{st}");
     assert!(!guard_vetoed(&s.route("ping price")));
+    // The new rules serve first and the reload is counted just after: the count is polled.
+    while s.metric("turnout_reloads_total{result=\"success\"}") < 2.0 {
+        assert!(
+            gone.elapsed() < Duration::from_secs(5),
+            "the applied removal was never counted"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(s.metric("turnout_reloads_total{result=\"success\"}"), 2.0);
 
     // An explicit reload is the operator's ask: it applies at once.
