@@ -959,3 +959,32 @@ async fn a_thousand_at_the_head_of_a_number_counts_once() {
         );
     }
 }
+
+/// A context rule's `boost_skills` names a skill of the pack: a misspelt one is refused with
+/// the line and column where it is written, and no ruleset is served.
+#[test]
+fn a_skill_boost_for_an_unknown_skill_is_refused_where_it_is_written() {
+    let dir = rules_copy(15000);
+    let router = dir.path().join("router.yaml");
+    let text = std::fs::read_to_string(&router).expect("read");
+    assert!(
+        text.contains("boost_skills: {health: "),
+        "the pack boosts a skill"
+    );
+    std::fs::write(
+        &router,
+        text.replace("boost_skills: {health: ", "boost_skills: {helth: "),
+    )
+    .expect("write");
+    let loaded = turnout::compile::load_dir(dir.path());
+    assert!(loaded.ruleset.is_none());
+    let d = diagnostic(&loaded, "unknown-skill");
+    let at = d.location.as_ref().expect("a location");
+    let line = text
+        .lines()
+        .position(|l| l.contains("boost_skills: {health: "))
+        .expect("the line")
+        + 1;
+    assert_eq!(at.line, line, "{d}");
+    assert!(d.message.contains("helth"), "{d}");
+}
