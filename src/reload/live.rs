@@ -209,12 +209,16 @@ fn ceil_ms(d: Duration) -> u64 {
 }
 
 /// The files of `serving` that `read` no longer holds (a rename counts as a removal of the old
-/// name), in path order.
+/// name), in path order. A file read empty counts as removed too: a tool's rewrite (truncate,
+/// then write) shows an empty file first, and on a busy machine a watcher can see it before
+/// the bytes arrive; like a removal, emptying waits for the directory to be quiet.
 fn removed_files(serving: &RuleSet, read: &source::ReadDir) -> Vec<PathBuf> {
+    let emptied =
+        |f: &PathBuf| (read.texts.iter()).any(|(path, text)| path == f && text.trim().is_empty());
     serving
         .files
         .iter()
-        .filter(|f| !read.files.contains(f))
+        .filter(|f| !read.files.contains(f) || emptied(f))
         .cloned()
         .collect()
 }

@@ -1081,6 +1081,52 @@ fn a_rule_file_deleted_and_put_back_never_serves_the_rules_without_it() {
     assert_eq!(s.metric("turnout_reloads_total{result=\"failure\"}"), 0.0);
 }
 
+/// A rule file truncated before it is written again (how many tools save) is, for a moment,
+/// an empty file: it waits like a removed one, the rules with it keep serving, and when its
+/// bytes come back nothing was refused or applied.
+#[test]
+fn an_emptied_rule_file_waits_like_a_removed_one() {
+    let dir = split_dir(None);
+    let s = start(dir.path(), &["--model", "none"]);
+    let full = s.version();
+    let successes = s.metric("turnout_reloads_total{result=\"success\"}");
+    let guards = dir.path().join("guards.yaml");
+    let text = std::fs::read(&guards).expect("read");
+    std::fs::write(&guards, b"").expect("truncate");
+    let emptied = Instant::now();
+    let st = loop {
+        let st = s.status();
+        if !st["pending_removal"].is_null() {
+            break st;
+        }
+        assert!(
+            emptied.elapsed() < Duration::from_secs(3),
+            "never pending: {st}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(st["pending_removal"]["files"], json!([guards]), "{st}");
+    assert_eq!(st["version"], full.as_str(), "{st}");
+    assert!(guard_vetoed(&s.route("ping price")));
+    std::fs::write(&guards, &text).expect("write back");
+    let back = Instant::now();
+    loop {
+        let st = s.status();
+        if st["pending_removal"].is_null() {
+            assert_eq!(st["version"], full.as_str(), "{st}");
+            break;
+        }
+        assert!(back.elapsed() < Duration::from_secs(5), "{st}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(guard_vetoed(&s.route("ping price")));
+    assert_eq!(
+        s.metric("turnout_reloads_total{result=\"success\"}"),
+        successes
+    );
+    assert_eq!(s.metric("turnout_reloads_total{result=\"failure\"}"), 0.0);
+}
+
 #[test]
 fn a_rule_file_deleted_for_good_is_applied_once_the_directory_is_quiet() {
     // With the default --delete-settle-ms (1,000).
