@@ -376,9 +376,10 @@ async fn the_embedded_router_decides_the_blind_seventh_set() {
     // «полтора часа», «10 slides», …): 88.1 % (222/252) and 92.0 % (138/150). The floors are
     // the figures reached.
     // Then after the second round of examples, not shown to its writers: 90.1 % (227/252),
-    // 94.0 % (141/150).
-    assert!(tool_share >= 0.90, "tool decisions {tool_share:.3} < 0.90");
-    assert!(chat_share >= 0.96, "left alone {chat_share:.3} < 0.96");
+    // 94.0 % (141/150); after sets 11–14's changes (2026-12-05): 93.3 % (235/252), 96.7 %
+    // (145/150), the floors below.
+    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
+    assert!(chat_share >= 0.966, "left alone {chat_share:.3} < 0.966");
 }
 
 #[tokio::test]
@@ -392,9 +393,14 @@ async fn the_embedded_router_decides_the_blind_eighth_set() {
     // Then after reading a long message sentence by sentence: 79.7 % (149/187), 85.2 % (115/135).
     // After set 9's changes (2026-12-05; the Google and question-form rules, budgets): 80.2 %
     // (150/187), 90.4 % (122/135); with English words read as Russian ones: 81.8 % (153/187),
-    // 89.6 % (121/135) — three English messages right, two others moved by the retraining.
-    assert!(tool_share >= 0.80, "tool decisions {tool_share:.3} < 0.80");
-    assert!(chat_share >= 0.89, "left alone {chat_share:.3} < 0.89");
+    // 89.6 % (121/135) — three English messages right, two others moved by the retraining;
+    // after sets 13 and 14's changes (2026-12-05): 84.0 % (157/187), 91.1 % (123/135), the
+    // floors below.
+    assert!(
+        tool_share >= 0.839,
+        "tool decisions {tool_share:.3} < 0.839"
+    );
+    assert!(chat_share >= 0.911, "left alone {chat_share:.3} < 0.911");
 }
 
 #[tokio::test]
@@ -478,6 +484,24 @@ async fn the_embedded_router_decides_the_blind_thirteenth_set() {
     // daydreams: the floors below.
     assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
     assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_fourteenth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set14.yaml", 10, 470).await;
+    // Written blind (see the file's header) as the two halves again, 60 % everyday phrasing
+    // with a near miss in the same form for each positive form, by people of a mid-size city:
+    // 480 messages, 219 need no tool. Its first score, on the pack after set 13's changes:
+    // 82.8 % (216/261) and 93.2 % (204/219). After questions ending in «можно?» with up to
+    // seven words before it, «я правильно понимаю?», request verbs that cancel a question
+    // frame in the polite plural, budgets written «тыщи до четырех», a reminder named by a
+    // noun and a time, a file named with «поставь / внеси», a price to wait for, a picture
+    // named by what it is, and wanted ads: the floors below.
+    assert!(
+        tool_share >= 0.877,
+        "tool decisions {tool_share:.3} < 0.877"
+    );
+    assert!(chat_share >= 0.977, "left alone {chat_share:.3} < 0.977");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
