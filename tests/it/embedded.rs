@@ -988,3 +988,29 @@ fn a_skill_boost_for_an_unknown_skill_is_refused_where_it_is_written() {
     assert_eq!(at.line, line, "{d}");
     assert!(d.message.contains("helth"), "{d}");
 }
+
+/// Set 14's families, in new words: an opinion that something is no longer needed is no
+/// request to delete it (B19), a parcel named with its number is tracked though no verb asks,
+/// and a short request whose object is «тот / туда» asks back (B6).
+#[tokio::test]
+async fn opinions_parcels_with_numbers_and_bare_pronouns_are_read_for_what_they_ask() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "сегмент «старые клиенты» в метрике нам, похоже, больше не нужен",
+            &[],
+        ),
+        (
+            "удали сегмент «старые клиенты» в метрике, он больше не нужен",
+            &["metrika_manage"],
+        ),
+        (
+            "посылка с книгами третью неделю не приходит, номер 55120-18",
+            &["order_track"],
+        ),
+        ("открой тот файл", &[]),
+        ("отправь туда", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
