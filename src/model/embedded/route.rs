@@ -115,11 +115,24 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         }
     }
     let two = plan.len() > 1;
+    // Normalising maps one character to one, except where a word was read through the
+    // transliteration table («konchilas'» is «кончилась», a letter shorter): then a part's
+    // original cannot be cut out by counting characters, and the whole message is the
+    // original of its last part (the arguments read the normalised words, as `original_of`
+    // does when the two differ).
+    let same_shape = original.chars().count() == normalized.chars().count();
     let mut calls = Vec::new();
     for (ranking, (start, end)) in plan {
         notes.push(confidence(&ranking, two.then(|| &normalized[start..end])));
+        let part_original = if same_shape {
+            original_slice(original, &normalized, start, end).unwrap_or(original)
+        } else if end == normalized.len() {
+            original
+        } else {
+            &normalized[start..end]
+        };
         let part = ExtractInput {
-            original: original_slice(original, &normalized, start, end).unwrap_or(original),
+            original: part_original,
             normalized: &normalized[start..end],
             open_file: input
                 .ui
