@@ -1014,3 +1014,16 @@ async fn opinions_parcels_with_numbers_and_bare_pronouns_are_read_for_what_they_
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A message typed in Latin letters is read a little shorter («chto» is «что»); the argument
+/// that takes the whole message still gets all of it, not the message cut to the reading's
+/// length (which lost «chetverg»'s tail).
+#[tokio::test]
+async fn a_transliterated_message_gives_its_whole_text_to_a_free_text_argument() {
+    let (rs, model) = prepared();
+    let message = "otvet' Ole na pis'mo, chto vstrecha perenositsya na chetverg";
+    let d = decide(&rs, &model, &say(message)).await;
+    let call = d.calls.first().unwrap_or_else(|| panic!("{:#?}", d.trace));
+    assert_eq!(&*call.tool, "mail_reply", "{:#?}", d.trace);
+    assert_eq!(call.arguments["text"], message, "{call:?}");
+}
