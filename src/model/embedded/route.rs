@@ -116,7 +116,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     }
     let two = plan.len() > 1;
     // Normalising maps one character to one, except where a word was read through the
-    // transliteration table («konchilas'» is «кончилась», a letter shorter): then a part's
+    // transliteration table (two Latin letters such as `sh` read as one letter): then a part's
     // original cannot be cut out by counting characters, and the whole message is the
     // original of its last part (the arguments read the normalised words, as `original_of`
     // does when the two differ).
