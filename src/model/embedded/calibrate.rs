@@ -285,8 +285,7 @@ pub fn hold_out(
         for ((class, text), _) in (data.examples.iter().zip(&fold_of)).filter(|(_, f)| **f == fold)
         {
             let normalized = data.normalizer.normalize_message(text);
-            let framing =
-                frames::frame(&embedded.frames, embedded.frame_gates.as_ref(), &normalized);
+            let framing = frames::frame_message(embedded, &normalized);
             let bias: Vec<f32> = if framing.boost_chat != 0.0 || framing.boost_skills != 0.0 {
                 (data.targets.iter())
                     .map(|t| match t {

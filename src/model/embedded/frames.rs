@@ -9,7 +9,7 @@
 use crate::contract::EffectKind;
 use crate::model::ModelNote;
 use crate::rules::FrameKind;
-use crate::ruleset::FrameDef;
+use crate::ruleset::{EmbeddedDef, FrameDef};
 use crate::text::Gates;
 use regex_automata::PatternID;
 
@@ -48,6 +48,11 @@ pub fn blanked<'t>(normalized: &'t str, spans: &[(usize, usize)]) -> std::borrow
         std::borrow::Cow::Borrowed(normalized),
         std::borrow::Cow::Owned,
     )
+}
+
+/// A message read through a ruleset's frames, their gates asked in one pass ([`frame`]).
+pub fn frame_message(embedded: &EmbeddedDef, normalized: &str) -> Framing {
+    frame(&embedded.frames, embedded.frame_gates.as_ref(), normalized)
 }
 
 /// Applies the frames, in order: the first request frame that matches at the start, every

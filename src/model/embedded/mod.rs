@@ -377,11 +377,7 @@ impl Index {
     fn rank(&self, input: &RouterInput<'_>) -> Ranking {
         let allowed = self.allowed(input);
         let normalized = input.normalized_message();
-        let framing = frames::frame(
-            &input.router.embedded.frames,
-            input.router.embedded.frame_gates.as_ref(),
-            &normalized,
-        );
+        let framing = frames::frame_message(&input.router.embedded, &normalized);
         let bias = self.bias(input, &framing);
         let reading = frames::blanked(&normalized, &framing.fillers);
         self.rank_text(input, &reading[framing.start..], &allowed, &bias, true)

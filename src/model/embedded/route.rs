@@ -16,11 +16,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     let allowed = index.allowed(input);
     let original = input.message();
     let normalized = input.normalized_message();
-    let mut framing = super::frames::frame(
-        &input.router.embedded.frames,
-        input.router.embedded.frame_gates.as_ref(),
-        &normalized,
-    );
+    let mut framing = super::frames::frame_message(&input.router.embedded, &normalized);
     let bias = index.bias(input, &framing);
     let mut notes = std::mem::take(&mut framing.notes);
     let from = framing.start;
@@ -115,22 +111,20 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         }
     }
     let two = plan.len() > 1;
-    // Normalising maps one character to one, except where a word was read through the
-    // transliteration table (two Latin letters such as `sh` read as one letter): then a part's
-    // original cannot be cut out by counting characters, and the whole message is the
-    // original of its last part (the arguments read the normalised words, as `original_of`
-    // does when the two differ).
-    let same_shape = original.chars().count() == normalized.chars().count();
     let mut calls = Vec::new();
     for (ranking, (start, end)) in plan {
         notes.push(confidence(&ranking, two.then(|| &normalized[start..end])));
-        let part_original = if same_shape {
-            original_slice(original, &normalized, start, end).unwrap_or(original)
-        } else if end == normalized.len() {
-            original
-        } else {
-            &normalized[start..end]
-        };
+        // Where a word was read through the transliteration table (two Latin letters such as
+        // `sh` read as one letter), a part's original cannot be cut out by counting
+        // characters: the whole message is the original of its last part, and an earlier
+        // part's arguments read its normalised words (as `original_of` does).
+        let part_original = original_slice(original, &normalized, start, end).unwrap_or(
+            if end == normalized.len() {
+                original
+            } else {
+                &normalized[start..end]
+            },
+        );
         let part = ExtractInput {
             original: part_original,
             normalized: &normalized[start..end],

@@ -114,21 +114,23 @@ impl<'a> ExtractInput<'a> {
     /// words).
     pub fn original_of(&self, start: usize, end: usize) -> &'a str {
         let normalized = self.normalized.get(start..end).unwrap_or_default();
-        if self.original.chars().count() != self.normalized.chars().count() {
-            return normalized;
-        }
         original_slice(self.original, self.normalized, start, end).unwrap_or(normalized)
     }
 }
 
-/// The part of `original` at these byte offsets of `normalized`, which has the same characters
-/// one for one (`None` when the offsets are not character boundaries of `normalized`).
+/// The part of `original` at these byte offsets of `normalized`, when the two have the same
+/// characters one for one (`None` when they differ in length — a word read through the
+/// transliteration table is shorter — or the offsets are not character boundaries of
+/// `normalized`).
 pub fn original_slice<'a>(
     original: &'a str,
     normalized: &str,
     start: usize,
     end: usize,
 ) -> Option<&'a str> {
+    if original.chars().count() != normalized.chars().count() {
+        return None;
+    }
     let from = normalized.get(..start)?.chars().count();
     let len = normalized.get(start..end)?.chars().count();
     let mut offsets = original

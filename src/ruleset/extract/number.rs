@@ -42,9 +42,8 @@ impl NumberDef {
         if self.words.is_empty() {
             return None;
         }
-        let mut words: Vec<(usize, usize, f64)> = Vec::new();
-        // Which of `words` name one of themselves (`number.singular`).
-        let mut ones: Vec<bool> = Vec::new();
+        // (start, end, value, whether it names one of itself: `number.singular`).
+        let mut words: Vec<(usize, usize, f64, bool)> = Vec::new();
         let mut start = None;
         for (i, ch) in text
             .char_indices()
@@ -54,8 +53,7 @@ impl NumberDef {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
                     if let Some((v, one)) = self.word_value(&text[s..i]) {
-                        words.push((s, i, v));
-                        ones.push(one);
+                        words.push((s, i, v, one));
                     }
                     start = None;
                 }
@@ -88,14 +86,14 @@ impl NumberDef {
             // («thousand two hundred») or hundreds follow it («under thousands five hundred»
             // reads 1500: hundreds after a multiplier are never its count).
             let hundreds_next = (run.iter().skip(1)).any(|w| (100.0..MULTIPLIER).contains(&w.2));
-            let lead = if run.len() > 1 && run[0].2 >= MULTIPLIER && (ones[k] || hundreds_next) {
+            let lead = if run.len() > 1 && run[0].2 >= MULTIPLIER && (run[0].3 || hundreds_next) {
                 0
             } else {
                 run.iter().take_while(|w| w.2 >= MULTIPLIER).count()
             };
             if let (Some(first), Some(last)) = (run.get(lead), run.last()) {
                 let (mut total, mut current) = (0.0, 0.0);
-                for &(_, _, v) in &run[lead..] {
+                for &(_, _, v, _) in &run[lead..] {
                     if v >= MULTIPLIER {
                         total += if current == 0.0 { 1.0 } else { current } * v;
                         current = 0.0;
