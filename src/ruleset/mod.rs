@@ -263,7 +263,8 @@ pub struct FrameDef {
     /// Any of these matching is the frame.
     pub patterns: Vec<regex::Regex>,
     /// Each pattern's gate (see `crate::text::gate`), asked first: where it does not match,
-    /// the pattern does not either (`None`: the pattern runs alone).
+    /// the pattern does not either (`None`: the pattern runs alone). Empty when all the
+    /// frames' gates are asked in one pass ([`EmbeddedDef::frame_gates`]).
     pub(crate) gates: Vec<Option<regex_automata::meta::Regex>>,
     /// Any of these matching cancels it.
     pub unless: Vec<regex::Regex>,
