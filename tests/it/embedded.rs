@@ -1027,3 +1027,57 @@ async fn a_transliterated_message_gives_its_whole_text_to_a_free_text_argument()
     assert_eq!(&*call.tool, "mail_reply", "{:#?}", d.trace);
     assert_eq!(call.arguments["text"], message, "{call:?}");
 }
+
+/// The families of blind sets 16 and 17, each with a near miss: an e-mail address is no Google
+/// named, a delete verb with a post deletes it (not under a negation), Metrika with a site's
+/// figures is the traffic report, a sell verb with a price is a listing (a wanted ad is not),
+/// a mode switch and an ability question that ends the message are plain answers, and a kind
+/// of file with «сделай» is a new file.
+#[tokio::test]
+async fn the_blind_sixteenth_and_seventeenth_sets_families_decide_with_their_near_misses() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 10] = [
+        (
+            "напиши Оле на olga.k@gmail.com что документы готовы",
+            &["mail_send"],
+        ),
+        ("найди в gmail письмо от банка", &[]),
+        (
+            "удалите, пожалуйста, пост про летнюю акцию",
+            &["post_delete"],
+        ),
+        ("не удаляй пост про акцию, пусть висит", &[]),
+        ("глянь в метрике отказы за вчера", &["site_traffic"]),
+        (
+            "выставь кроссовки по три тысячи, почти новые",
+            &["sell_listing"],
+        ),
+        ("выставь, что мне нужна няня на вечер", &[]),
+        ("переключи меня на документы", &[]),
+        ("а диаграммы строить умеешь?", &[]),
+        ("сделай документ со списком гостей", &["doc_create"]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Skills opened by context rules (`boost_skills`) with their near misses: a workout plan
+/// opens fitness but a diet plan for the workouts opens nutrition; «explain step by step» opens
+/// the tutor, a step-by-step route does not; a sunburn with blisters is a complaint.
+#[tokio::test]
+async fn workout_plans_step_by_step_explanations_and_burns_open_their_skills() {
+    let (rs, model) = prepared();
+    for (text, want) in [
+        ("составь мне зарядку на десять минут", Some("fitness")),
+        ("составь мне рацион под мои тренировки", Some("nutrition")),
+        (
+            "объясни по шагам, как решать квадратные уравнения",
+            Some("tutor"),
+        ),
+        ("пошагово распиши маршрут до дачи", None),
+        ("обгорела на пляже, плечи в волдырях", Some("health")),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
+    }
+}
