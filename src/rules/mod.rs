@@ -116,6 +116,12 @@ pub struct Matching {
     /// with `*` for any word that starts with it, with `$` for the word itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub word_endings: Option<Vec<String>>,
+    /// Particles that a hyphen joins to the word before it into another word, so that an
+    /// entry for that word alone does not match the pair: with `[то, нибудь]`, "кто-то"
+    /// (someone) is no `кто$` (who). The hyphen reads as `_`; a pattern writes the pair as
+    /// `кто_то` or `кто[-_]то`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joined_particles: Vec<String>,
     /// Typo tolerance for every word list: a stem of `from` letters or more also matches a
     /// word with one letter wrong, missing or extra, or two neighbours swapped ("dolar",
     /// "calender"), and in such a list two words glued or split one letter off ("howmuch").

@@ -44,6 +44,10 @@ pub struct NormalizerOptions {
     /// The endings the language allows after a stem (`matching.word_endings`): when given, an
     /// entry's word matches the stem in its forms, not every word that starts with it.
     pub word_endings: Option<Vec<String>>,
+    /// Particles that a hyphen joins to the word before into another word
+    /// (`matching.joined_particles`, lower case): that hyphen becomes `_`, a word character,
+    /// so the two are one word (same offsets) and an entry for the first alone does not match.
+    pub joined_particles: Vec<String>,
 }
 
 /// Lower-cases text and applies the rules' character folds and options.
@@ -137,6 +141,14 @@ impl Normalizer {
     }
 
     fn normalize_plain(&self, text: &str) -> Normalized {
+        let mut n = self.normalize_folded(text);
+        if !self.options.joined_particles.is_empty() && n.text.contains('-') {
+            join_particles(&mut n.text, &mut n.words, &self.options.joined_particles);
+        }
+        n
+    }
+
+    fn normalize_folded(&self, text: &str) -> Normalized {
         if let Some((text, words)) = self.fold_all(text) {
             return Normalized {
                 text,
@@ -355,6 +367,32 @@ fn entry(c: char, folded: char, options: &NormalizerOptions) -> u32 {
 }
 
 /// [`is_combining_mark`] through a table for the first code points (the lookup is a hash).
+/// Joins each particle of `particles` to the word before it where a hyphen stands between
+/// them and the particle is a whole word: the hyphen becomes `_` (one byte for one, so every
+/// offset stays) and the two word spans become one.
+fn join_particles(text: &mut String, words: &mut Vec<(u32, u32)>, particles: &[String]) {
+    let mut joined = Vec::new();
+    for (k, pair) in words.windows(2).enumerate() {
+        let [(_, end), (start, next_end)] = pair else {
+            continue;
+        };
+        let (end, start, next_end) = (*end as usize, *start as usize, *next_end as usize);
+        if start == end + 1
+            && text.as_bytes().get(end) == Some(&b'-')
+            && text
+                .get(start..next_end)
+                .is_some_and(|w| particles.iter().any(|p| p == w))
+        {
+            joined.push((k, end));
+        }
+    }
+    for &(k, at) in joined.iter().rev() {
+        text.replace_range(at..=at, "_");
+        words[k].1 = words[k + 1].1;
+        words.remove(k + 1);
+    }
+}
+
 fn is_mark(c: char) -> bool {
     static TABLE: std::sync::OnceLock<Box<[bool; TABLE_LEN]>> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| {
@@ -495,8 +533,41 @@ mod tests {
                 name_endings: 0,
                 transliterate: None,
                 word_endings: None,
+                joined_particles: Vec::new(),
             },
         )
+    }
+
+    #[test]
+    fn a_joined_particle_makes_one_word_and_keeps_offsets() {
+        let n = Normalizer::with_options(
+            [],
+            NormalizerOptions {
+                joined_particles: vec!["so".into(), "ever".into()],
+                ..NormalizerOptions::default()
+            },
+        );
+        let m = n.normalize_mapped("Who-ever asked, WHO - so? who-so-ever, who-sox");
+        assert_eq!(m.text, "who_ever asked, who - so? who_so_ever, who-sox");
+        let words: Vec<&str> = m
+            .words
+            .iter()
+            .map(|&(s, e)| &m.text[s as usize..e as usize])
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "who_ever",
+                "asked",
+                "who",
+                "so",
+                "who_so_ever",
+                "who",
+                "sox"
+            ]
+        );
+        // Without the option nothing is joined.
+        assert_eq!(Normalizer::default().normalize("who-so"), "who-so");
     }
 
     #[test]
