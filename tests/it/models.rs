@@ -166,6 +166,8 @@ fn arguments_match(case: &Value, d: &Decision) -> bool {
 
 /// Shares of (tool, skill and search messages decided right; messages that need no tool left
 /// alone) on one held-back set, printed by expected class, by style and by confusion pair.
+/// Every set's floors are the figures measured on 2026-12-05 (14:50 UTC), cut to three
+/// decimals: a change that decides one message of a set worse fails its test.
 async fn evaluate(file: &str, max_shared: usize, min_cases: usize) -> (f64, f64) {
     let rs = pack();
     let cases = eval_file(file);
@@ -285,12 +287,12 @@ async fn the_embedded_router_decides_held_back_messages_with_valid_arguments() {
     // Then after the second round of examples and sentence by sentence (2026-12-04, late):
     // 93.9 % (356/379), 97.3 % (108/111).
     assert!(
-        tool_share >= 0.935,
-        "tool decisions {tool_share:.3} < 0.935"
+        tool_share >= 0.952,
+        "tool decisions {tool_share:.3} < 0.952"
     );
     assert!(
-        chat_share >= 0.97,
-        "chit-chat left alone {chat_share:.3} < 0.97"
+        chat_share >= 0.99,
+        "chit-chat left alone {chat_share:.3} < 0.99"
     );
 }
 
@@ -303,8 +305,8 @@ async fn the_embedded_router_decides_the_fresh_set_of_issue_26() {
     // (209/223) and 96.0 % (72/75); after set 6's changes 94.6 % (211/223) and 97.3 % (73/75);
     // after twice the examples 96.9 % (216/223). The floors are the figures reached.
     // Then after the second round of examples: 98.2 % (219/223), 97.3 % (73/75).
-    assert!(tool_share >= 0.98, "tool decisions {tool_share:.3} < 0.98");
-    assert!(chat_share >= 0.97, "left alone {chat_share:.3} < 0.97");
+    assert!(tool_share >= 1.0, "tool decisions {tool_share:.3} < 1.0");
+    assert!(chat_share >= 0.973, "left alone {chat_share:.3} < 0.973");
 }
 
 #[tokio::test]
@@ -317,8 +319,11 @@ async fn the_embedded_router_decides_the_blind_third_set() {
     // twice the examples 98.4 % (181/184) and 92.5 % (62/67): one question more went to a
     // tool. The floors are the figures reached.
     // Then after twice the examples, then a second round: 97.3 % (179/184), 89.6 % (60/67).
-    assert!(tool_share >= 0.97, "tool decisions {tool_share:.3} < 0.97");
-    assert!(chat_share >= 0.89, "left alone {chat_share:.3} < 0.89");
+    assert!(
+        tool_share >= 0.994,
+        "tool decisions {tool_share:.3} < 0.994"
+    );
+    assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
 }
 
 #[tokio::test]
@@ -334,8 +339,8 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // examples 92.1 % and 87.1 % (54/62; «поменяй цену» went to price_alert). The floors are
     // the figures reached, so a change that makes decisions worse fails here.
     // Then after twice the examples, then a second round: 94.0 % (142/151), 85.5 % (53/62).
-    assert!(tool_share >= 0.94, "tool decisions {tool_share:.3} < 0.94");
-    assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
+    assert!(tool_share >= 0.96, "tool decisions {tool_share:.3} < 0.96");
+    assert!(chat_share >= 0.903, "left alone {chat_share:.3} < 0.903");
 }
 
 #[tokio::test]
@@ -348,8 +353,11 @@ async fn the_embedded_router_decides_the_blind_fifth_set() {
     // English extraction words, scheduling verbs: 91.8 % (145/158) and 91.2 % (73/80); after
     // twice the examples 91.8 % and 90.0 % (72/80). The floors are the figures reached.
     // Then after twice the examples, then a second round: 93.0 % (147/158), 88.8 % (71/80).
-    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
-    assert!(chat_share >= 0.88, "left alone {chat_share:.3} < 0.88");
+    assert!(
+        tool_share >= 0.962,
+        "tool decisions {tool_share:.3} < 0.962"
+    );
+    assert!(chat_share >= 0.9, "left alone {chat_share:.3} < 0.9");
 }
 
 #[tokio::test]
@@ -362,8 +370,11 @@ async fn the_embedded_router_decides_the_blind_sixth_set() {
     // slips of typing: 88.1 % (148/168) and 90.1 % (82/91; an idiom that had been an example
     // is scored now). The floors are the figures reached.
     // Then after the second round: 89.3 % (150/168), 90.1 % (82/91).
-    assert!(tool_share >= 0.89, "tool decisions {tool_share:.3} < 0.89");
-    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+    assert!(
+        tool_share >= 0.934,
+        "tool decisions {tool_share:.3} < 0.934"
+    );
+    assert!(chat_share >= 0.923, "left alone {chat_share:.3} < 0.923");
 }
 
 #[tokio::test]
@@ -378,7 +389,10 @@ async fn the_embedded_router_decides_the_blind_seventh_set() {
     // Then after the second round of examples, not shown to its writers: 90.1 % (227/252),
     // 94.0 % (141/150); after sets 11–14's changes (2026-12-05): 93.3 % (235/252), 96.7 %
     // (145/150), the floors below.
-    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
+    assert!(
+        tool_share >= 0.964,
+        "tool decisions {tool_share:.3} < 0.964"
+    );
     assert!(chat_share >= 0.966, "left alone {chat_share:.3} < 0.966");
 }
 
@@ -396,10 +410,10 @@ async fn the_embedded_router_decides_the_blind_eighth_set() {
     // 89.6 % (121/135) — three English messages right, two others moved by the retraining;
     // after sets 13 and 14's changes (2026-12-05): 84.0 % (157/187), 91.1 % (123/135); with
     // the English words of set 14 read as Russian ones, one «мне бы гугл таблицу …» lost to the
-    // retraining: the floors below (83.4 %, 156/187; 92.6 %, 125/135).
+    // retraining: 83.4 % (156/187) and 92.6 % (125/135).
     assert!(
-        tool_share >= 0.834,
-        "tool decisions {tool_share:.3} < 0.834"
+        tool_share >= 0.877,
+        "tool decisions {tool_share:.3} < 0.877"
     );
     assert!(chat_share >= 0.925, "left alone {chat_share:.3} < 0.925");
 }
@@ -417,8 +431,11 @@ async fn the_embedded_router_decides_the_blind_ninth_set() {
     // pronoun and English words read as Russian ones: 74.3 % (162/218), 92.4 % (145/157); with
     // prices below 100 read in thousands: 75.7 % (165/218), 92.4 %; after set 10's changes
     // (a request kept when a question follows it): 76.1 % (166/218), 92.4 %.
-    assert!(tool_share >= 0.76, "tool decisions {tool_share:.3} < 0.76");
-    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+    assert!(
+        tool_share >= 0.825,
+        "tool decisions {tool_share:.3} < 0.825"
+    );
+    assert!(chat_share >= 0.936, "left alone {chat_share:.3} < 0.936");
 }
 
 #[tokio::test]
@@ -433,8 +450,11 @@ async fn the_embedded_router_decides_the_blind_tenth_set() {
     // forms and wanted ads: 88.8 % (191/215), 94.9 % (168/177); with a request kept when a
     // question follows it: 89.3 % (192/215), 94.9 %; after set 13's changes: the floors below
     // (91.6 %, 197/215; 94.9 %).
-    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
-    assert!(chat_share >= 0.94, "left alone {chat_share:.3} < 0.94");
+    assert!(
+        tool_share >= 0.953,
+        "tool decisions {tool_share:.3} < 0.953"
+    );
+    assert!(chat_share >= 0.96, "left alone {chat_share:.3} < 0.96");
 }
 
 #[tokio::test]
@@ -449,9 +469,12 @@ async fn the_embedded_router_decides_the_blind_eleventh_set() {
     // slang numbers, leaving a skill by name, «скажите, отчего …» and «вы способны …?» as
     // questions, and «позвольте напомнить, что» as a figure of speech: 88.8 % (229/258) and
     // 95.3 % (141/148); with the generation verbs, the infinitive request, attachments and the
-    // calendar named with «когда» (set 12's changes): the floors below (93.0 %, 240/258; 95.3 %).
-    assert!(tool_share >= 0.93, "tool decisions {tool_share:.3} < 0.93");
-    assert!(chat_share >= 0.95, "left alone {chat_share:.3} < 0.95");
+    // calendar named with «когда» (set 12's changes): 93.0 % (240/258) and 95.3 %.
+    assert!(
+        tool_share >= 0.953,
+        "tool decisions {tool_share:.3} < 0.953"
+    );
+    assert!(chat_share >= 0.959, "left alone {chat_share:.3} < 0.959");
 }
 
 #[tokio::test]
@@ -465,12 +488,12 @@ async fn the_embedded_router_decides_the_blind_twelfth_set() {
     // away from no tool, a calendar named with «когда», a budget without a buying verb and
     // the generation verbs: 87.3 % (206/236) and 90.5 % (143/158); after set 13's changes
     // (spare parts, wanted ads without «объявление», chart shapes, a post's topic, «а то
-    // забуду», complaints): the floors below (89.0 %, 210/236; 91.8 %, 145/158).
+    // забуду», complaints): 89.0 % (210/236) and 91.8 % (145/158).
     assert!(
-        tool_share >= 0.889,
-        "tool decisions {tool_share:.3} < 0.889"
+        tool_share >= 0.936,
+        "tool decisions {tool_share:.3} < 0.936"
     );
-    assert!(chat_share >= 0.91, "left alone {chat_share:.3} < 0.91");
+    assert!(chat_share >= 0.93, "left alone {chat_share:.3} < 0.93");
 }
 
 #[tokio::test]
@@ -483,8 +506,11 @@ async fn the_embedded_router_decides_the_blind_thirteenth_set() {
     // dictated words, chart shapes, «а то забуду», Google Meet named, an edit verb with a
     // file, complaints opening the health interview, spare parts and wanted ads, and
     // daydreams: the floors below.
-    assert!(tool_share >= 0.91, "tool decisions {tool_share:.3} < 0.91");
-    assert!(chat_share >= 0.92, "left alone {chat_share:.3} < 0.92");
+    assert!(
+        tool_share >= 0.944,
+        "tool decisions {tool_share:.3} < 0.944"
+    );
+    assert!(chat_share >= 0.928, "left alone {chat_share:.3} < 0.928");
 }
 
 #[tokio::test]
@@ -499,10 +525,10 @@ async fn the_embedded_router_decides_the_blind_fourteenth_set() {
     // noun and a time, a file named with «поставь / внеси», a price to wait for, a picture
     // named by what it is, and wanted ads: the floors below.
     assert!(
-        tool_share >= 0.877,
-        "tool decisions {tool_share:.3} < 0.877"
+        tool_share >= 0.919,
+        "tool decisions {tool_share:.3} < 0.919"
     );
-    assert!(chat_share >= 0.977, "left alone {chat_share:.3} < 0.977");
+    assert!(chat_share >= 0.995, "left alone {chat_share:.3} < 0.995");
 }
 
 #[tokio::test]
@@ -516,8 +542,8 @@ async fn the_embedded_router_decides_the_blind_fifteenth_set() {
     // after a comma, video and music named by a need, a story then «короче, …», «туда»
     // asking back, and opinions that a thing is outdated: the floors below.
     assert!(
-        tool_share >= 0.911,
-        "tool decisions {tool_share:.3} < 0.911"
+        tool_share >= 0.955,
+        "tool decisions {tool_share:.3} < 0.955"
     );
     assert!(chat_share >= 0.959, "left alone {chat_share:.3} < 0.959");
 }
@@ -535,10 +561,10 @@ async fn the_embedded_router_decides_the_blind_sixteenth_set() {
     // Metrika's figures leaning to traffic, a delete verb with a post, and a write request
     // weighing more: the floors below.
     assert!(
-        tool_share >= 0.925,
-        "tool decisions {tool_share:.3} < 0.925"
+        tool_share >= 0.949,
+        "tool decisions {tool_share:.3} < 0.949"
     );
-    assert!(chat_share >= 0.931, "left alone {chat_share:.3} < 0.931");
+    assert!(chat_share >= 0.958, "left alone {chat_share:.3} < 0.958");
 }
 
 #[tokio::test]
@@ -552,10 +578,27 @@ async fn the_embedded_router_decides_the_blind_seventeenth_set() {
     // post's topic after «для кого,», a noun before «бы написать», a sell verb with a price,
     // and a wanted ad written «выставь, что мне нужен…»: the floors below.
     assert!(
-        tool_share >= 0.887,
-        "tool decisions {tool_share:.3} < 0.887"
+        tool_share >= 0.919,
+        "tool decisions {tool_share:.3} < 0.919"
     );
-    assert!(chat_share >= 0.938, "left alone {chat_share:.3} < 0.938");
+    assert!(chat_share >= 0.953, "left alone {chat_share:.3} < 0.953");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_eighteenth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set18.yaml", 10, 300).await;
+    // Written blind as traffic (79 % need a tool or a skill), half everyday phrasing and half
+    // across styles, by people of a Siberian industrial city in winter: 311 messages, 65 need
+    // no tool. Scored blind twice: on the pack of the session's start, 81.7 % (201/246) and
+    // 89.2 % (58/65); on the pack after sets 16 and 17 and the session's other changes, still
+    // blind to this set, 83.7 % (206/246) and 90.8 % (59/65). After complaints said as
+    // symptoms (a cough, a burn with a blister, numb fingers), a workout or a diet plan asked
+    // for, calories of a dish and «растолкуй по порядку»: the floors below.
+    assert!(
+        tool_share >= 0.873,
+        "tool decisions {tool_share:.3} < 0.873"
+    );
+    assert!(chat_share >= 0.907, "left alone {chat_share:.3} < 0.907");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
