@@ -675,6 +675,32 @@ mod tests {
         );
     }
 
+    /// A table with letters beyond ASCII (Latin with marks, as Czech and Serbian keyboards
+    /// type): a message in them is read through it, its longest sequences first, and a
+    /// message in the other script is not.
+    #[test]
+    fn a_table_with_marked_latin_letters_reads_them() {
+        let n = transliterating(
+            &[
+                ("šč", "\u{3C3}\u{3C4}"),
+                ("š", "\u{3C3}"),
+                ("č", "\u{3C7}"),
+                ("p", "\u{3C0}"),
+                ("o", "\u{3BF}"),
+                ("i", "\u{3B9}"),
+            ],
+            &[],
+            ("nope", "\u{3BD}"),
+        );
+        assert_eq!(
+            n.normalize_message("Poišči"),
+            "\u{3C0}\u{3BF}\u{3B9}\u{3C3}\u{3C4}\u{3B9}"
+        );
+        assert_eq!(n.normalize_message("čip"), "\u{3C7}\u{3B9}\u{3C0}");
+        let greek = "\u{3BA}\u{3B1}\u{3BB}\u{3B7}\u{3BC}\u{3AD}\u{3C1}\u{3B1} č";
+        assert_eq!(n.normalize_message(greek), greek);
+    }
+
     /// A loanword spelt in the message's own letters (an English word in Greek letters here)
     /// is read as its word too, in a message of that script; other words stay.
     #[test]

@@ -38,6 +38,10 @@ struct Alphabet {
     other: Vec<char>,
     /// Every ASCII character of the table is a letter.
     letters_only: bool,
+    /// The lead bytes (bit `lead - 0xC0`) of the table's non-ASCII characters when every one
+    /// is a two-byte character outside U+0400..U+047F (Latin letters with marks, `č š ž`);
+    /// `None` when one is not: then only the careful, per-character count is right.
+    leads: Option<u64>,
 }
 
 impl Default for Alphabet {
@@ -46,6 +50,7 @@ impl Default for Alphabet {
             ascii: [false; 128],
             other: Vec::new(),
             letters_only: true,
+            leads: Some(0),
         }
     }
 }
@@ -61,6 +66,12 @@ impl Alphabet {
                 if let Err(at) = self.other.binary_search(&c) {
                     self.other.insert(at, c);
                 }
+                let mut buf = [0u8; 4];
+                let lead = c.encode_utf8(&mut buf).as_bytes()[0];
+                self.leads = self
+                    .leads
+                    .filter(|_| c.len_utf8() == 2 && lead & 0xFE != 0xD0)
+                    .map(|l| l | 1 << (lead & 0x3F));
             }
         }
     }
@@ -73,10 +84,11 @@ impl Alphabet {
     }
 }
 
-/// How many bytes of `bytes` may be letters of an ASCII table (ASCII letters when the table
-/// has only letters, else any ASCII byte), and how many lead a two-byte letter of U+0400..U+047F.
-/// Branch-free over 255-byte chunks with byte counters, so that it runs as vector code.
-fn count_letters(bytes: &[u8], letters_only: bool) -> (usize, usize) {
+/// How many bytes of `bytes` may be letters of the table (ASCII letters when its ASCII
+/// characters are all letters, else any ASCII byte, and the lead bytes `leads` of its
+/// two-byte letters), and how many lead a two-byte letter of U+0400..U+047F. Branch-free over
+/// 255-byte chunks with byte counters, so that it runs as vector code.
+fn count_letters(bytes: &[u8], letters_only: bool, leads: u64) -> (usize, usize) {
     let (mut ours, mut others) = (0usize, 0usize);
     for chunk in bytes.chunks(255) {
         let (mut o, mut t) = (0u8, 0u8);
@@ -86,7 +98,8 @@ fn count_letters(bytes: &[u8], letters_only: bool) -> (usize, usize) {
             } else {
                 b < 0x80
             };
-            o += u8::from(ascii);
+            let lead = u8::from(b >= 0xC0) & ((leads >> (b & 0x3F)) & 1) as u8;
+            o += u8::from(ascii) + lead;
             t += u8::from(b & 0xFE == 0xD0);
         }
         ours += usize::from(o);
@@ -200,10 +213,20 @@ impl Translit {
                 return true;
             }
         }
-        if self.alphabet.other.is_empty() {
-            // An ASCII table: most messages have no ASCII letter at all, which one pass over
-            // the bytes tells; the others are cut into runs of ASCII letters.
-            let bytes = text.as_bytes();
+        let bytes = text.as_bytes();
+        let plain = match self.alphabet.leads {
+            Some(0) => true,
+            // The table's other letters are two-byte: a message without their lead bytes
+            // holds none of them (most messages: Cyrillic letters lead with 0xD0 and 0xD1).
+            Some(leads) => !bytes
+                .iter()
+                .any(|&b| b >= 0xC0 && (leads >> (b & 0x3F)) & 1 == 1),
+            None => false,
+        };
+        if plain {
+            // Only ASCII letters of the table here: most messages have no ASCII letter at
+            // all, which one pass over the bytes tells; the others are cut into runs of ASCII
+            // letters.
             return bytes.iter().any(u8::is_ascii_alphabetic)
                 && (bytes.split(|b| !b.is_ascii_alphabetic()))
                     .filter(|run| !run.is_empty())
@@ -215,13 +238,14 @@ impl Translit {
 
     /// Whether most letters of `text` are the table's.
     pub(super) fn applies(&self, text: &str) -> bool {
-        if self.alphabet.other.is_empty() {
-            // An ASCII table, the common case. The table's letters are ASCII bytes, and every
-            // two-byte sequence led by 0xD0 or 0xD1 (U+0400..U+047F) is a letter of another
-            // script: when the first count cannot beat the second, the answer is known from
-            // two passes the compiler turns into vector code, without decoding a character.
+        if let Some(leads) = self.alphabet.leads {
+            // The common case: the table's letters are ASCII bytes and two-byte letters with
+            // known lead bytes, and every two-byte sequence led by 0xD0 or 0xD1
+            // (U+0400..U+047F) is a letter of another script: when the first count cannot
+            // beat the second, the answer is known from two passes the compiler turns into
+            // vector code, without decoding a character.
             let (ours_at_most, others_at_least) =
-                count_letters(text.as_bytes(), self.alphabet.letters_only);
+                count_letters(text.as_bytes(), self.alphabet.letters_only, leads);
             if ours_at_most == 0 {
                 return false;
             }
