@@ -1038,7 +1038,7 @@ async fn the_blind_sixteenth_and_seventeenth_sets_families_decide_with_their_nea
     let (rs, model) = prepared();
     let cases: [(&str, &[&str]); 10] = [
         (
-            "напиши Оле на olga.k@gmail.com что документы готовы",
+            "напиши Оле на olga.k@gmail.com что я приеду в субботу",
             &["mail_send"],
         ),
         ("найди в gmail письмо от банка", &[]),
