@@ -593,10 +593,11 @@ async fn the_embedded_router_decides_the_blind_eighteenth_set() {
     // 89.2 % (58/65); on the pack after sets 16 and 17 and the session's other changes, still
     // blind to this set, 83.7 % (206/246) and 90.8 % (59/65). After complaints said as
     // symptoms (a cough, a burn with a blister, numb fingers), a workout or a diet plan asked
-    // for, calories of a dish and «растолкуй по порядку»: the floors below.
+    // for, calories of a dish, «растолкуй по порядку» and indirect questions «узнай, когда …»:
+    // the floors below.
     assert!(
-        tool_share >= 0.873,
-        "tool decisions {tool_share:.3} < 0.873"
+        tool_share >= 0.886,
+        "tool decisions {tool_share:.3} < 0.886"
     );
     assert!(chat_share >= 0.907, "left alone {chat_share:.3} < 0.907");
 }
