@@ -163,11 +163,7 @@ pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findin
             name_endings: m.file_name_endings,
             transliterate,
             word_endings: m.word_endings.clone(),
-            joined_particles: m
-                .joined_particles
-                .iter()
-                .map(|p| p.to_lowercase())
-                .collect(),
+            joined_particles: m.joined_particles.clone(),
         },
     )
 }

@@ -88,8 +88,8 @@ impl Why {
 impl Ctx<'_> {
     /// How many words the message has, counting no further than `most` (a condition on a few
     /// words never walks a long message). A word is a run of letters and digits, with the
-    /// hyphens, underscores and apostrophes inside it: "something-cheap" is one word, a dash between spaces
-    /// none.
+    /// hyphens, underscores and apostrophes inside it: "something-cheap" is one word, a dash
+    /// between spaces none.
     fn words_up_to(&self, most: usize) -> usize {
         let count = |most: usize| {
             self.text

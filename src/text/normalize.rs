@@ -45,8 +45,9 @@ pub struct NormalizerOptions {
     /// entry's word matches the stem in its forms, not every word that starts with it.
     pub word_endings: Option<Vec<String>>,
     /// Particles that a hyphen joins to the word before into another word
-    /// (`matching.joined_particles`, lower case): that hyphen becomes `_`, a word character,
-    /// so the two are one word (same offsets) and an entry for the first alone does not match.
+    /// (`matching.joined_particles`, normalised as a message is): that hyphen becomes `_`, a
+    /// word character, so the two are one word (same offsets) and an entry for the first alone
+    /// does not match.
     pub joined_particles: Vec<String>,
 }
 
@@ -108,6 +109,10 @@ impl Normalizer {
             let endings = super::Endings::new(endings.iter().map(|e| n.normalize(e.trim())));
             n.endings = Some(std::sync::Arc::new(endings));
         }
+        // The particles as a message's words read: lower case and folded (a particle has no
+        // hyphen, so normalising it joins nothing).
+        let particles = std::mem::take(&mut n.options.joined_particles);
+        n.options.joined_particles = particles.iter().map(|p| n.normalize(p.trim())).collect();
         n
     }
 
@@ -366,7 +371,6 @@ fn entry(c: char, folded: char, options: &NormalizerOptions) -> u32 {
         | if special { SPECIAL } else { 0 }
 }
 
-/// [`is_combining_mark`] through a table for the first code points (the lookup is a hash).
 /// Joins each particle of `particles` to the word before it where a hyphen stands between
 /// them and the particle is a whole word: the hyphen becomes `_` (one byte for one, so every
 /// offset stays) and the two word spans become one.
@@ -393,6 +397,7 @@ fn join_particles(text: &mut String, words: &mut Vec<(u32, u32)>, particles: &[S
     }
 }
 
+/// [`is_combining_mark`] through a table for the first code points (the lookup is a hash).
 fn is_mark(c: char) -> bool {
     static TABLE: std::sync::OnceLock<Box<[bool; TABLE_LEN]>> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| {
@@ -568,6 +573,15 @@ mod tests {
         );
         // Without the option nothing is joined.
         assert_eq!(Normalizer::default().normalize("who-so"), "who-so");
+        // A particle is read as a message's word is: upper case and folds do not hide it.
+        let folded = Normalizer::with_options(
+            [('ß', 's')],
+            NormalizerOptions {
+                joined_particles: vec![" Soß ".into()],
+                ..NormalizerOptions::default()
+            },
+        );
+        assert_eq!(folded.normalize("who-soß"), "who_sos");
     }
 
     #[test]

@@ -84,6 +84,14 @@ impl Alphabet {
     }
 }
 
+/// Whether byte `b` leads a two-byte character whose lead bit is set in `leads`
+/// ([`Alphabet::leads`]). Without a branch (`&`, not `&&`), so that [`count_letters`] stays
+/// vector code.
+#[inline]
+fn is_lead(leads: u64, b: u8) -> bool {
+    (b >= 0xC0) & ((leads >> (b & 0x3F)) & 1 == 1)
+}
+
 /// How many bytes of `bytes` may be letters of the table (ASCII letters when its ASCII
 /// characters are all letters, else any ASCII byte, and the lead bytes `leads` of its
 /// two-byte letters), and how many lead a two-byte letter of U+0400..U+047F. Branch-free over
@@ -98,8 +106,7 @@ fn count_letters(bytes: &[u8], letters_only: bool, leads: u64) -> (usize, usize)
             } else {
                 b < 0x80
             };
-            let lead = u8::from(b >= 0xC0) & ((leads >> (b & 0x3F)) & 1) as u8;
-            o += u8::from(ascii) + lead;
+            o += u8::from(ascii) + u8::from(is_lead(leads, b));
             t += u8::from(b & 0xFE == 0xD0);
         }
         ours += usize::from(o);
@@ -218,9 +225,7 @@ impl Translit {
             Some(0) => true,
             // The table's other letters are two-byte: a message without their lead bytes
             // holds none of them (most messages: Cyrillic letters lead with 0xD0 and 0xD1).
-            Some(leads) => !bytes
-                .iter()
-                .any(|&b| b >= 0xC0 && (leads >> (b & 0x3F)) & 1 == 1),
+            Some(leads) => !bytes.iter().any(|&b| is_lead(leads, b)),
             None => false,
         };
         if plain {
