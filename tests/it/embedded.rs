@@ -784,6 +784,34 @@ async fn dictated_words_do_not_decide_what_the_message_asks_for() {
     );
 }
 
+/// What a post, a voice-over or a song is about is not what the message asks: a topic said
+/// with «как / почему / о том, как» after a creation verb, even after an adjective or a place
+/// for the text, no longer pulls the request to a plain answer; a question asked of the
+/// assistant in the same words still gets one.
+#[tokio::test]
+async fn a_topic_after_a_creation_verb_is_not_a_question() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "напиши статейку подробную, как я переехал в деревню и ни разу не пожалел",
+            &["article_draft"],
+        ),
+        (
+            "короче надо озвучить памятку для новичков ну как пользоваться кофемашиной",
+            &["speech_generate"],
+        ),
+        (
+            "сочини песенку про то, как мы всей семьёй лепили пельмени",
+            &["music_generate"],
+        ),
+        ("напиши мне, почему небо голубое", &[]),
+        ("напиши, как мне лучше поступить с соседом", &[]),
+        ("как написать пост, чтобы его дочитали до конца?", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
