@@ -812,6 +812,56 @@ async fn a_topic_after_a_creation_verb_is_not_a_question() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// «а ты умеешь …? сделай …»: an ability question followed by a request is the request; the
+/// trace names the frame that read past the question. Without a request after it, the
+/// question is still answered in words.
+#[tokio::test]
+async fn an_ability_question_followed_by_a_request_is_the_request() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "ты умеешь напоминалки ставить? напомни завтра в девять позвонить маме",
+            &["reminder_create"],
+        ),
+        (
+            "вы умеете картинки делать? нарисуйте логотип для кофейни с котом",
+            &["image_generate"],
+        ),
+        ("а ты умеешь рисовать? интересно просто", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let d = decide(&rs, &model, &say(cases[0].0)).await;
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.rule.as_deref() == Some("ability-then-request")),
+        "{:#?}",
+        d.trace
+    );
+}
+
+/// «вечно забываю в два часа …» with a time on the clock asks for a reminder at that time;
+/// «забываю, где оставил ключи» is a complaint about memory, not a request.
+#[tokio::test]
+async fn forgetting_at_a_time_asks_a_reminder_but_a_memory_complaint_does_not() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "вечно забываю в пол-восьмого капли в глаза закапать",
+            &["reminder_create"],
+        ),
+        (
+            "постоянно забываю в три часа забрать малую с продлёнки",
+            &["reminder_create"],
+        ),
+        ("забываю где оставил ключи", &[]),
+        ("что-то я стал забывать, что было утром", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
