@@ -862,6 +862,21 @@ async fn forgetting_at_a_time_asks_a_reminder_but_a_memory_complaint_does_not() 
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// A question about a day «по календарю» looks in the user's calendar; a calendar that is no
+/// one's schedule (the Maya's, the lunar one) is a question of knowledge.
+#[tokio::test]
+async fn a_question_by_the_calendar_looks_but_other_calendars_do_not() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        ("среда по календарю: дежурю или нет?", &["calendar_search"]),
+        ("что там по календарю на понедельник?", &["calendar_search"]),
+        ("по лунному календарю когда огурцы сеять?", &[]),
+        ("по календарю майя конец света когда был?", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
