@@ -877,6 +877,28 @@ async fn a_question_by_the_calendar_looks_but_other_calendars_do_not() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// Blind set 20 (a computer club, across writing styles): a mode switch with the assistant
+/// named between the verb and the mode is the interface's business; a thing «уже никому не
+/// нужна» is an opinion, not a delete; a club anthem is a song; «картину маслом» is an idiom.
+#[tokio::test]
+async fn set_twenty_families_are_read_for_what_they_ask() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "Прошу перевести ассистента в режим документов, нужно оформить акты.",
+            &[],
+        ),
+        ("фильтр «офис» в метрике уже никому не нужен наверное", &[]),
+        ("спонсор нарисовал нам картину маслом, денег не будет", &[]),
+        (
+            "замути гимн нашей школы, чтоб на линейке пели",
+            &["music_generate"],
+        ),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
