@@ -118,8 +118,9 @@ pub struct Matching {
     pub word_endings: Option<Vec<String>>,
     /// Particles that a hyphen joins to the word before it into another word, so that an
     /// entry for that word alone does not match the pair: with `[ever]`, "who-ever" is no
-    /// `who$`. The hyphen reads as `_`; a pattern writes the pair as `who_ever` or
-    /// `who[-_]ever`.
+    /// `who$`. A particle written with a hyphen after it joins the word after it: with
+    /// `[some-]`, "some-where" is no `where$`. The hyphen reads as `_`; a pattern writes the
+    /// pair as `who_ever` or `who[-_]ever`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joined_particles: Vec<String>,
     /// Typo tolerance for every word list: a stem of `from` letters or more also matches a

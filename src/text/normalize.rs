@@ -47,7 +47,8 @@ pub struct NormalizerOptions {
     /// Particles that a hyphen joins to the word before into another word
     /// (`matching.joined_particles`, normalised as a message is): that hyphen becomes `_`, a
     /// word character, so the two are one word (same offsets) and an entry for the first alone
-    /// does not match.
+    /// does not match. A particle written with a hyphen after it (`some-`) joins the word
+    /// after it instead.
     pub joined_particles: Vec<String>,
 }
 
@@ -109,8 +110,8 @@ impl Normalizer {
             let endings = super::Endings::new(endings.iter().map(|e| n.normalize(e.trim())));
             n.endings = Some(std::sync::Arc::new(endings));
         }
-        // The particles as a message's words read: lower case and folded (a particle has no
-        // hyphen, so normalising it joins nothing).
+        // The particles as a message's words read: lower case and folded (normalising a
+        // particle alone joins nothing: there is no word on the other side of its hyphen).
         let particles = std::mem::take(&mut n.options.joined_particles);
         n.options.joined_particles = particles.iter().map(|p| n.normalize(p.trim())).collect();
         n
@@ -371,22 +372,28 @@ fn entry(c: char, folded: char, options: &NormalizerOptions) -> u32 {
         | if special { SPECIAL } else { 0 }
 }
 
-/// Joins each particle of `particles` to the word before it where a hyphen stands between
-/// them and the particle is a whole word: the hyphen becomes `_` (one byte for one, so every
-/// offset stays) and the two word spans become one.
+/// Joins each particle of `particles` to the word before it (or, for a particle written
+/// `some-`, to the word after it) where a hyphen stands between them and the particle is a
+/// whole word: the hyphen becomes `_` (one byte for one, so every offset stays) and the two
+/// word spans become one.
 fn join_particles(text: &mut String, words: &mut Vec<(u32, u32)>, particles: &[String]) {
     let mut joined = Vec::new();
     for (k, pair) in words.windows(2).enumerate() {
-        let [(_, end), (start, next_end)] = pair else {
+        let [(first, end), (start, next_end)] = pair else {
             continue;
         };
-        let (end, start, next_end) = (*end as usize, *start as usize, *next_end as usize);
-        if start == end + 1
-            && text.as_bytes().get(end) == Some(&b'-')
-            && text
-                .get(start..next_end)
-                .is_some_and(|w| particles.iter().any(|p| p == w))
-        {
+        let (first, end) = (*first as usize, *end as usize);
+        let (start, next_end) = (*start as usize, *next_end as usize);
+        if start != end + 1 || text.as_bytes().get(end) != Some(&b'-') {
+            continue;
+        }
+        let after = text.get(start..next_end);
+        let before = text.get(first..end);
+        let particle = |p: &String| match p.strip_suffix('-') {
+            Some(prefix) => before == Some(prefix),
+            None => after == Some(p.as_str()),
+        };
+        if particles.iter().any(particle) {
             joined.push((k, end));
         }
     }
@@ -582,6 +589,18 @@ mod tests {
             },
         );
         assert_eq!(folded.normalize("who-soß"), "who_sos");
+        // A particle written `some-` joins the word after it, and only as a whole word.
+        let prefix = Normalizer::with_options(
+            [],
+            NormalizerOptions {
+                joined_particles: vec!["Some-".into()],
+                ..NormalizerOptions::default()
+            },
+        );
+        assert_eq!(
+            prefix.normalize("some-where, somewhat-where, where-some"),
+            "some_where, somewhat-where, where-some"
+        );
     }
 
     #[test]
