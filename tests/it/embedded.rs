@@ -841,12 +841,13 @@ async fn an_ability_question_followed_by_a_request_is_the_request() {
     );
 }
 
-/// «вечно забываю в два часа …» with a time on the clock asks for a reminder at that time;
-/// «забываю, где оставил ключи» is a complaint about memory, not a request.
+/// «вечно забываю в два часа …» with a time on the clock asks for a reminder at that time, as
+/// do other words for «напомни» («подать сигнал», «пни меня») with one; «забываю, где оставил
+/// ключи» is a complaint about memory, not a request.
 #[tokio::test]
 async fn forgetting_at_a_time_asks_a_reminder_but_a_memory_complaint_does_not() {
     let (rs, model) = prepared();
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 7] = [
         (
             "вечно забываю в пол-восьмого капли в глаза закапать",
             &["reminder_create"],
@@ -857,6 +858,16 @@ async fn forgetting_at_a_time_asks_a_reminder_but_a_memory_complaint_does_not() 
         ),
         ("забываю где оставил ключи", &[]),
         ("что-то я стал забывать, что было утром", &[]),
+        // Other words for «напомни», with a time on the clock.
+        (
+            "будьте добры, в девять утра подать мне сигнал, что пора звонить в налоговую",
+            &["reminder_create"],
+        ),
+        (
+            "пни меня в семь утра, на поезд не проспать",
+            &["reminder_create"],
+        ),
+        ("дай знать, если что-то изменится", &[]),
     ];
     let wrong = wrong_tools(&rs, &model, &cases).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
