@@ -910,6 +910,20 @@ async fn set_twenty_families_are_read_for_what_they_ask() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// English verbs inside Russian edit a named file: «в google doc «…» add пункт» is an edit of
+/// that Google doc, not a new one (the Google-file-with-its-columns rule stays quiet).
+#[tokio::test]
+async fn an_english_edit_verb_edits_the_named_google_doc() {
+    let (rs, model) = prepared();
+    let req = request(json!({
+        "integrations": ["google"],
+        "messages": [{"role": "user",
+            "content": "в google doc «Правила клуба» add пункт: не опаздывать больше чем на 10 минут"}]
+    }));
+    let d = decide(&rs, &model, &req).await;
+    assert_eq!(tools(&d), ["gdocs_edit"], "{:#?}", d.trace);
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
