@@ -139,7 +139,20 @@ fn expected_and_got(case: &Value, d: &Decision) -> (String, String) {
     let before = case.get("skill").and_then(Value::as_str);
     let tools: Vec<&str> = d.calls.iter().map(|c| &*c.tool).collect();
     let got = if !tools.is_empty() {
-        tools.join("+")
+        // A search the model asks for is the decision's `web_search`, not a call (the
+        // contract): a case expecting it beside a tool holds when the flag is on and the other
+        // calls are the case's, in its order.
+        let parts: Vec<&str> = expect.split('+').collect();
+        let others: Vec<&str> = parts
+            .iter()
+            .copied()
+            .filter(|t| *t != "web_search")
+            .collect();
+        if d.web_search && parts.len() > others.len() && others == tools {
+            expect.clone()
+        } else {
+            tools.join("+")
+        }
     } else if d.skill.as_deref() != before {
         format!("use_skill:{}", d.skill.as_deref().unwrap_or("none"))
     } else if d.web_search && expect == "web_search" {

@@ -29,7 +29,10 @@ struct StemHeads {
     by_next_letter: Vec<NextLetter>,
     /// The most words any of them lets stand before its second word.
     widest_gap: usize,
-    /// Whether the stem starts any phrase (then it is a known word where it is found).
+    /// Whether the stem starts any phrase as its entry spells it (then it is a known word
+    /// where it is found). A slip variant's stem does not count: the split «сколь ксне…» of
+    /// an entry «скольк снег» would make «скольо» a known word, and another list's typo of
+    /// «скольк» would never be looked for there.
     starts_phrase: bool,
 }
 
@@ -77,8 +80,12 @@ impl<'a> Builder<'a> {
         };
         let heads: Vec<StemHeads> = (heads.into_iter())
             .map(|targets| {
+                let spelled = |t: &Target| match *t {
+                    Target::Phrase(pid) => !phrases[pid as usize].slip,
+                    Target::Pattern(_) => false,
+                };
                 let mut h = StemHeads {
-                    starts_phrase: targets.iter().any(|t| first_word(t).is_some()),
+                    starts_phrase: targets.iter().any(spelled),
                     ..StemHeads::default()
                 };
                 for target in targets {
