@@ -30,9 +30,9 @@ struct StemHeads {
     /// The most words any of them lets stand before its second word.
     widest_gap: usize,
     /// Whether the stem starts any phrase as its entry spells it (then it is a known word
-    /// where it is found). A slip variant's stem does not count: the split «сколь ксне…» of
-    /// an entry «скольк снег» would make «скольо» a known word, and another list's typo of
-    /// «скольк» would never be looked for there.
+    /// where it is found). A slip variant's stem does not count: the split "price ssnow" of
+    /// an entry "prices snow" would make "priceo" a known word, and another list's typo of
+    /// "prices" would never be looked for there.
     starts_phrase: bool,
 }
 
