@@ -924,6 +924,25 @@ async fn an_english_edit_verb_edits_the_named_google_doc() {
     assert_eq!(tools(&d), ["gdocs_edit"], "{:#?}", d.trace);
 }
 
+/// Blind sets 23 and 24, read after the session's changes: a question about the service with
+/// two words before it («Скажите, а почему …») or about its price («… платная?») and a
+/// negated generation verb («песню не сочиняй») are answered in words.
+#[tokio::test]
+async fn questions_about_the_service_and_negated_generation_are_answered_in_words() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "Скажите, а почему ссылку на созвон надо искать в календаре, а не в почте?",
+            &[],
+        ),
+        ("слежка за ценой у вас бесплатная?", &[]),
+        ("картинку не рисуй, я сама сфоткаю", &[]),
+        ("нарисуй картинку: кот на подоконнике", &["image_generate"]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A speaker's fillers are left out of what the router reads: dictated «это самое» no longer
 /// pulls a request to a plain answer, the trace names the words left out, and the arguments
 /// still come from the whole message.
