@@ -280,7 +280,11 @@ impl Cx<'_, '_> {
             };
             match compiled {
                 Ok(re) => out.push(re),
-                Err(e) => self.error(Code::BadRegex, format!("'{p}': {e}"), &format!("{at}/{j}")),
+                Err(e) => self.error(
+                    Code::BadRegex,
+                    super::findings::pattern_error(p, e),
+                    &format!("{at}/{j}"),
+                ),
             }
         }
         out

@@ -83,6 +83,16 @@ impl Findings {
     }
 }
 
+/// A pattern's finding: the reason first, then the start of the pattern (a long pattern quoted
+/// whole first pushed its reason off the end of a terminal line).
+pub(crate) fn pattern_error(pattern: &str, reason: impl std::fmt::Display) -> String {
+    const SHOWN: usize = 60;
+    match pattern.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{reason} (pattern '{}…')", &pattern[..cut]),
+        None => format!("{reason} (pattern '{pattern}')"),
+    }
+}
+
 /// Finds the closest known id, for "did you mean …?" hints.
 pub(crate) fn did_you_mean<'k>(
     wrong: &str,
@@ -94,4 +104,22 @@ pub(crate) fn did_you_mean<'k>(
         .filter(|(d, k)| *d <= 3.max(k.len() / 4))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| format!("did you mean '{k}'?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_error;
+
+    #[test]
+    fn a_patterns_reason_comes_before_its_start() {
+        let long = "a|".repeat(600);
+        let m = pattern_error(
+            &long,
+            "the pattern is 1200 characters long; the limit is 1000",
+        );
+        assert!(m.starts_with("the pattern is 1200 characters long"), "{m}");
+        assert!(m.ends_with("…')"), "{m}");
+        assert!(m.chars().count() < 140, "{m}");
+        assert_eq!(pattern_error("a(", "bad"), "bad (pattern 'a(')");
+    }
 }

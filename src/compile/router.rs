@@ -413,7 +413,7 @@ fn frames(
                     Ok(re) => regexes.push(re),
                     Err(e) => findings.error(
                         Code::BadRegex,
-                        format!("'{p}': {e}"),
+                        super::findings::pattern_error(p, e),
                         file,
                         &format!("{at}/{key}/{j}"),
                     ),
