@@ -5,10 +5,13 @@
 //! few hundred instructions instead of tens of thousands. The embedded router's frames ask
 //! their gates first; the pattern itself runs only where the gate matched.
 
+use std::cell::RefCell;
+
 use regex_automata::meta::Regex as MetaRegex;
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use super::REGEX_SIZE_LIMIT;
+use super::alphabet::{self, Alphabet, Transcoded};
 
 /// A regex that matches wherever `pattern` does: `None` when it cannot be built (the caller
 /// then runs the pattern alone).
@@ -33,10 +36,22 @@ pub fn gate(pattern: &str) -> Option<MetaRegex> {
 /// The gates of many patterns in one automaton: which of them may match, in one pass over a
 /// text instead of one pass each (the embedded router's frames ask all of theirs on every
 /// message).
+///
+/// When every pattern can be written over a small alphabet (see `alphabet`), the automaton
+/// runs the patterns themselves, word boundaries included, over the message read one byte a
+/// character: the answer is then exact, and the automaton a fraction of the size (a Cyrillic
+/// `\p{L}` is one byte class, not the UTF-8 sequences of every letter). Otherwise the word
+/// boundaries are taken out and the automaton runs over the text itself.
 #[derive(Debug, Clone)]
 pub struct Gates {
     re: MetaRegex,
     len: usize,
+    alphabet: Option<std::sync::Arc<Alphabet>>,
+}
+
+thread_local! {
+    /// The message read through a gates' alphabet, reused from call to call.
+    static READ: RefCell<Transcoded> = RefCell::new(Transcoded::default());
 }
 
 impl Gates {
@@ -51,9 +66,32 @@ impl Gates {
                     .build()
                     .parse(p)
                     .ok()?;
-                Some(without_word_looks(&hir))
+                Some(hir)
             })
             .collect::<Option<Vec<Hir>>>()?;
+        if hirs.iter().all(alphabet::supported)
+            && let Some(a) = Alphabet::new(&hirs.iter().collect::<Vec<_>>())
+        {
+            let translated: Vec<Hir> = hirs.iter().map(|h| a.translate(h)).collect();
+            let built = MetaRegex::builder()
+                .configure(
+                    MetaRegex::config()
+                        .match_kind(regex_automata::MatchKind::All)
+                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                        .hybrid_cache_capacity(16 * REGEX_SIZE_LIMIT)
+                        .utf8_empty(false)
+                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
+                )
+                .build_many_from_hir(&translated);
+            if let Ok(re) = built {
+                return Some(Self {
+                    re,
+                    len: hirs.len(),
+                    alphabet: Some(std::sync::Arc::new(a)),
+                });
+            }
+        }
+        let hirs: Vec<Hir> = hirs.iter().map(without_word_looks).collect();
         let re = MetaRegex::builder()
             .configure(
                 MetaRegex::config()
@@ -71,15 +109,30 @@ impl Gates {
         Some(Self {
             re,
             len: hirs.len(),
+            alphabet: None,
         })
     }
 
-    /// The patterns (by position) whose gates match somewhere in `text`.
+    /// The patterns (by position) whose gates match somewhere in `text`: over an alphabet,
+    /// exactly the patterns that match.
     pub fn which(&self, text: &str) -> regex_automata::PatternSet {
         let mut set = regex_automata::PatternSet::new(self.len);
-        self.re
-            .which_overlapping_matches(&regex_automata::Input::new(text), &mut set);
+        match &self.alphabet {
+            Some(a) => READ.with_borrow_mut(|read| {
+                a.transcode(text, read);
+                self.re
+                    .which_overlapping_matches(&regex_automata::Input::new(&read.bytes), &mut set);
+            }),
+            None => self
+                .re
+                .which_overlapping_matches(&regex_automata::Input::new(text), &mut set),
+        }
         set
+    }
+
+    /// Whether the answers of [`Gates::which`] are exact (the patterns themselves ran).
+    pub fn exact(&self) -> bool {
+        self.alphabet.is_some()
     }
 }
 
@@ -116,14 +169,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn many_gates_in_one_pass_say_what_each_gate_says() {
+    fn many_gates_in_one_pass_say_what_each_pattern_says() {
+        // Over an alphabet the patterns themselves run: word boundaries hold on any letters.
         let patterns = [
             r"^(?:could|can)\s+you\b",
             r"\bstop\b",
             r"(?:why|how)\s+\p{L}+",
+            r"\bжди\b",
         ];
         let gates = Gates::new(patterns).expect("built");
-        let each: Vec<MetaRegex> = patterns.iter().map(|p| gate(p).expect("built")).collect();
+        assert!(gates.exact());
+        let each: Vec<regex::Regex> = patterns
+            .iter()
+            .map(|p| regex::Regex::new(p).expect("pattern"))
+            .collect();
         for text in [
             "could you stop",
             "nonstop",
@@ -131,14 +190,37 @@ mod tests {
             "ÿ can you ÿ",
             "",
             "why",
+            "жди меня",
+            "дождись, не жди!",
+            "ждите",
+            "how ёлка",
         ] {
             let set = gates.which(text);
-            for (k, g) in each.iter().enumerate() {
+            for (k, re) in each.iter().enumerate() {
                 let id = regex_automata::PatternID::new(k).expect("id");
-                assert_eq!(set.contains(id), g.is_match(text), "{text:?}, pattern {k}");
+                assert_eq!(set.contains(id), re.is_match(text), "{text:?}, pattern {k}");
             }
         }
         assert!(Gates::new([r"(unclosed"]).is_none());
+    }
+
+    #[test]
+    fn gates_a_pattern_the_alphabet_cannot_hold_match_wherever_the_patterns_do() {
+        // A line anchor has no alphabet form: the gates fall back to the loose automaton.
+        let patterns = [r"(?m)^stop\b", r"\bgo\b"];
+        let gates = Gates::new(patterns).expect("built");
+        assert!(!gates.exact());
+        for text in ["stop now", "a\nstop", "go on", "undergo", "nothing"] {
+            let set = gates.which(text);
+            for (k, p) in patterns.iter().enumerate() {
+                let id = regex_automata::PatternID::new(k).expect("id");
+                if regex::Regex::new(p).expect("pattern").is_match(text) {
+                    assert!(set.contains(id), "{text:?}, pattern {k}");
+                }
+            }
+        }
+        let set = gates.which("nothing");
+        assert!(set.is_empty());
     }
 
     #[test]
