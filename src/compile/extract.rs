@@ -222,6 +222,7 @@ impl Cx<'_, '_> {
                 integer: kind == "integer",
                 range: n.range.as_ref().map_or((1.0, None), |r| (r.scale, r.cycle)),
                 without_unit: n.without_unit.as_ref().map(|w| (w.below, w.times)),
+                before_hundreds: n.before_hundreds,
             }
         });
         if x.from_context.is_some() && kind != "string" {

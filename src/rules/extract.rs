@@ -89,9 +89,11 @@ pub struct NumberExtraction {
     pub units: BTreeMap<String, f64>,
     /// Number words by stem, written as in word lists (`seven` matches «sevens», `one$` only
     /// «one»). A run of them becomes one number before the patterns run: the values add up
-    /// («twenty five» → 25), a word worth 100 to 999 multiplies a smaller number before it
+    /// («twenty five» → 25), a word worth exactly 100 multiplies a smaller number before it
     /// («five hundred» → 500), and one worth 1000 or more multiplies all before it («seven
-    /// thousand five hundred» → 7500). Share one list between tools with a YAML anchor.
+    /// thousand five hundred» → 7500). A word worth 200 to 999 after a smaller number starts a
+    /// number of its own, unless `before_hundreds` says otherwise. Share one list between tools
+    /// with a YAML anchor.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub words: BTreeMap<String, f64>,
     /// Multiplier words in the form that names one of them («thousand» as against
@@ -106,6 +108,13 @@ pub struct NumberExtraction {
     /// 2500). Each is one or more words, matched whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joiners: Vec<String>,
+    /// A number word below 10 right before a word worth 200 to 999 counts this many of itself:
+    /// people name a price of thousands and hundreds without the word «thousand» («three
+    /// five-hundred» for 3,500, with `before_hundreds: 1000`). Without it the two words are
+    /// two numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub before_hundreds: Option<f64>,
     /// How a pattern with groups named `from` and `to` (a span, «from two to half past
     /// three») is read: the value is `to − from`, times `scale`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1119,6 +1119,72 @@ async fn a_thousand_at_the_head_of_a_number_counts_once() {
     }
 }
 
+/// Prices and durations as people say them: a price as its own part of a list («стрижка
+/// шпица, две тысячи двести, мытьё входит»), thousands left unsaid before hundreds («три
+/// пятьсот» is 3,500, not three times five hundred), a span ending at one o'clock («с
+/// одиннадцати до часу») and the unit first («минут сорок»). Near misses: «2 комнаты, 2019
+/// года» names no price, «часов в 7» is a time, not seven hours.
+#[tokio::test]
+async fn prices_and_durations_are_read_as_people_say_them() {
+    let (rs, model) = prepared();
+    for (text, tool, arg, want) in [
+        (
+            "оформи карточку: стрижка шпица под мишку, две тысячи двести, мытье входит",
+            "sell_listing",
+            "price",
+            Some(2200),
+        ),
+        (
+            "сделай карточку на продажу: сутки в квартире у подъемника, три пятьсот",
+            "sell_listing",
+            "price",
+            Some(3500),
+        ),
+        (
+            "выставь мою услугу: довезу до Мурманска на солярисе, четыре с половиной тыщи в одну сторону",
+            "sell_listing",
+            "price",
+            Some(4500),
+        ),
+        (
+            "выставь на продажу квартиру, 2 комнаты, 2019 года",
+            "sell_listing",
+            "price",
+            None,
+        ),
+        (
+            "в календарь забей на четверг с одиннадцати до часу: хаски Гром, мытье и вычес",
+            "calendar_create",
+            "duration_minutes",
+            Some(120),
+        ),
+        (
+            "в календарь: массаж малому в среду в одиннадцать, минут сорок",
+            "calendar_create",
+            "duration_minutes",
+            Some(40),
+        ),
+        (
+            "запиши в календарь стоматолога в пятницу, часов в 7",
+            "calendar_create",
+            "duration_minutes",
+            None,
+        ),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        let call = d
+            .calls
+            .first()
+            .unwrap_or_else(|| panic!("{text}: {:#?}", d.trace));
+        assert_eq!(&*call.tool, tool, "{text}");
+        assert_eq!(
+            call.arguments.get(arg).and_then(serde_json::Value::as_f64),
+            want.map(f64::from),
+            "{text}: {call:?}"
+        );
+    }
+}
+
 /// A context rule's `boost_skills` names a skill of the pack: a misspelt one is refused with
 /// the line and column where it is written, and no ruleset is served.
 #[test]

@@ -48,6 +48,8 @@ pub(crate) struct NumberDef {
     pub(crate) range: (f64, Option<f64>),
     /// `number.without_unit`: `(below, times)` for a number matched without a unit.
     pub(crate) without_unit: Option<(f64, f64)>,
+    /// `number.before_hundreds`: what a units word right before a hundreds word counts.
+    pub(crate) before_hundreds: Option<f64>,
 }
 
 /// One number word: a normalised stem (or a whole word) and its value.
@@ -542,6 +544,7 @@ mod tests {
             integer: false,
             range: (60.0, Some(12.0)),
             without_unit: None,
+            before_hundreds: None,
         }
     }
 
@@ -642,6 +645,34 @@ mod tests {
         // Not between number words, a joiner is text as any other.
         let f = n.find("under seven and a dog").expect("a number");
         assert_eq!(f.value, Value::from(7));
+    }
+
+    #[test]
+    fn a_units_word_before_hundreds_counts_as_declared() {
+        let word = |stem: &str, value| NumberWord {
+            stem: stem.into(),
+            whole: true,
+            value,
+            one: false,
+        };
+        let mut n = numbers(&[r"for (?P<number>[0-9]+)"]);
+        n.words
+            .extend([word("three", 3.0), word("fivehundred", 500.0)]);
+        n.words
+            .sort_by_key(|w| (std::cmp::Reverse(w.stem.len()), !w.whole));
+        let value = |n: &NumberDef, text: &str| n.find(text).map(|f| f.value);
+        // Undeclared: two numbers, not three times five hundred.
+        assert_eq!(value(&n, "for three fivehundred"), Some(Value::from(3)));
+        assert_eq!(value(&n, "for seven hundred"), Some(Value::from(700)));
+        n.before_hundreds = Some(1000.0);
+        assert_eq!(value(&n, "for three fivehundred"), Some(Value::from(3500)));
+        // A hundred still counts the number before it; twenty is no units word.
+        assert_eq!(value(&n, "for seven hundred"), Some(Value::from(700)));
+        assert_eq!(value(&n, "for twenty fivehundred"), Some(Value::from(20)));
+        assert_eq!(
+            value(&n, "for three thousand fivehundred"),
+            Some(Value::from(3500))
+        );
     }
 
     #[test]

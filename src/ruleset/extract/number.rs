@@ -71,7 +71,12 @@ impl NumberDef {
             while j + 1 < words.len() && self.joins(&text[words[j].1..words[j + 1].0]) {
                 let v = words[j + 1].2;
                 if v < MULTIPLIER {
-                    let hundreds = v >= 100.0 && last.is_some_and(|l| l < v);
+                    // «five hundred»: a hundred after a smaller number; «three five-hundred»
+                    // (3,500) only where `before_hundreds` says so.
+                    let hundreds = v >= 100.0
+                        && last.is_some_and(|l| {
+                            l < v && (v == 100.0 || (self.before_hundreds.is_some() && l < 10.0))
+                        });
                     if !hundreds && last.is_some_and(|l| v >= place(l)) {
                         break;
                     }
@@ -97,9 +102,13 @@ impl NumberDef {
                     if v >= MULTIPLIER {
                         total += if current == 0.0 { 1.0 } else { current } * v;
                         current = 0.0;
-                    } else if v >= 100.0 && current > 0.0 && current < v {
+                    } else if v == 100.0 && current > 0.0 && current < v {
                         // «seven hundred»: a hundred counts the number before it.
                         current *= v;
+                    } else if v > 100.0 && current > 0.0 && current < v {
+                        // «three five-hundred»: the units word counts `before_hundreds`.
+                        total += current * self.before_hundreds.unwrap_or(1.0);
+                        current = v;
                     } else {
                         current += v;
                     }
