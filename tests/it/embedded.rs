@@ -1105,18 +1105,30 @@ async fn a_thousand_at_the_head_of_a_number_counts_once() {
             1500,
         ),
     ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        let call = d
-            .calls
-            .first()
-            .unwrap_or_else(|| panic!("{text}: {:#?}", d.trace));
-        assert_eq!(&*call.tool, tool, "{text}");
-        assert_eq!(
-            call.arguments[arg].as_f64(),
-            Some(f64::from(want)),
-            "{text}: {call:?}"
-        );
+        assert_argument(&rs, &model, text, tool, arg, Some(want)).await;
     }
+}
+
+/// `text` calls `tool` first, with `arg` read as `want` (`None`: not filled).
+async fn assert_argument(
+    rs: &RuleSet,
+    model: &EmbeddedModel,
+    text: &str,
+    tool: &str,
+    arg: &str,
+    want: Option<i32>,
+) {
+    let d = decide(rs, model, &say(text)).await;
+    let call = d
+        .calls
+        .first()
+        .unwrap_or_else(|| panic!("{text}: {:#?}", d.trace));
+    assert_eq!(&*call.tool, tool, "{text}");
+    assert_eq!(
+        call.arguments.get(arg).and_then(Value::as_f64),
+        want.map(f64::from),
+        "{text}: {call:?}"
+    );
 }
 
 /// Prices and durations as people say them: a price as its own part of a list («стрижка
@@ -1171,17 +1183,7 @@ async fn prices_and_durations_are_read_as_people_say_them() {
             None,
         ),
     ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        let call = d
-            .calls
-            .first()
-            .unwrap_or_else(|| panic!("{text}: {:#?}", d.trace));
-        assert_eq!(&*call.tool, tool, "{text}");
-        assert_eq!(
-            call.arguments.get(arg).and_then(serde_json::Value::as_f64),
-            want.map(f64::from),
-            "{text}: {call:?}"
-        );
+        assert_argument(&rs, &model, text, tool, arg, want).await;
     }
 }
 
