@@ -16,12 +16,7 @@ use super::alphabet::{self, Alphabet, Transcoded};
 /// A regex that matches wherever `pattern` does: `None` when it cannot be built (the caller
 /// then runs the pattern alone).
 pub fn gate(pattern: &str) -> Option<MetaRegex> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .nest_limit(64)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    let loose = without_word_looks(&hir);
+    let loose = without_word_looks(&parse(pattern)?);
     MetaRegex::builder()
         .configure(
             MetaRegex::config()
@@ -60,30 +55,13 @@ impl Gates {
     pub fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Option<Self> {
         let hirs = patterns
             .into_iter()
-            .map(|p| {
-                let hir = regex_syntax::ParserBuilder::new()
-                    .nest_limit(64)
-                    .build()
-                    .parse(p)
-                    .ok()?;
-                Some(hir)
-            })
+            .map(parse)
             .collect::<Option<Vec<Hir>>>()?;
         if hirs.iter().all(alphabet::supported)
             && let Some(a) = Alphabet::new(&hirs.iter().collect::<Vec<_>>())
         {
             let translated: Vec<Hir> = hirs.iter().map(|h| a.translate(h)).collect();
-            let built = MetaRegex::builder()
-                .configure(
-                    MetaRegex::config()
-                        .match_kind(regex_automata::MatchKind::All)
-                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                        .hybrid_cache_capacity(16 * REGEX_SIZE_LIMIT)
-                        .utf8_empty(false)
-                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
-                )
-                .build_many_from_hir(&translated);
-            if let Ok(re) = built {
+            if let Some(re) = many(&translated, true) {
                 return Some(Self {
                     re,
                     len: hirs.len(),
@@ -91,23 +69,9 @@ impl Gates {
                 });
             }
         }
-        let hirs: Vec<Hir> = hirs.iter().map(without_word_looks).collect();
-        let re = MetaRegex::builder()
-            .configure(
-                MetaRegex::config()
-                    .match_kind(regex_automata::MatchKind::All)
-                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                    // Many patterns' states in one lazy DFA: with one pattern's cache it was
-                    // cleared over and over and gave up for the PikeVM (the 100k corpus took
-                    // 1.9x as long). A limit, not an allocation: it grows with the states a
-                    // thread's messages reach (peak memory on the corpus unchanged).
-                    .hybrid_cache_capacity(16 * REGEX_SIZE_LIMIT)
-                    .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
-            )
-            .build_many_from_hir(&hirs)
-            .ok()?;
+        let loose: Vec<Hir> = hirs.iter().map(without_word_looks).collect();
         Some(Self {
-            re,
+            re: many(&loose, false)?,
             len: hirs.len(),
             alphabet: None,
         })
@@ -134,6 +98,35 @@ impl Gates {
     pub fn exact(&self) -> bool {
         self.alphabet.is_some()
     }
+}
+
+/// `pattern` parsed as the gates read it (`None`: not a pattern).
+fn parse(pattern: &str) -> Option<Hir> {
+    regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()
+}
+
+/// One automaton that says which of `hirs` match anywhere; `over_bytes` for patterns written
+/// over an alphabet's bytes, where an empty match may fall inside what was a character.
+fn many(hirs: &[Hir], over_bytes: bool) -> Option<MetaRegex> {
+    MetaRegex::builder()
+        .configure(
+            MetaRegex::config()
+                .match_kind(regex_automata::MatchKind::All)
+                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                // Many patterns' states in one lazy DFA: with one pattern's cache it was
+                // cleared over and over and gave up for the PikeVM (the 100k corpus took 1.9x
+                // as long). A limit, not an allocation: it grows with the states a thread's
+                // messages reach (peak memory on the corpus unchanged).
+                .hybrid_cache_capacity(16 * REGEX_SIZE_LIMIT)
+                .utf8_empty(!over_bytes)
+                .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
+        )
+        .build_many_from_hir(hirs)
+        .ok()
 }
 
 /// `hir` with every Unicode word-boundary assertion replaced by the empty match (which always
