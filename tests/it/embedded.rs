@@ -1308,3 +1308,41 @@ async fn workout_plans_step_by_step_explanations_and_burns_open_their_skills() {
         assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
     }
 }
+
+/// A story with the request at its end, joined by a comma or a dictated «а ты пока», is read
+/// again from the request when the whole reads as small talk; a message that starts with its
+/// request is not cut, and a question about a topic is not re-read into a skill.
+#[tokio::test]
+async fn a_story_before_the_request_does_not_turn_it_into_small_talk() {
+    let (rs, model) = prepared();
+    for (text, want) in [
+        (
+            "ладно к врачу схожу а ты пока составь мне ну зарядку для спины на каждое утро",
+            Some("fitness"),
+        ),
+        (
+            "у мамы диабет второго типа, не знаю чем ее кормить, распиши на неделю",
+            Some("nutrition"),
+        ),
+        (
+            "как самой создать цель в метрике? распиши по шагам, хочу научиться",
+            None,
+        ),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
+    }
+    let d = decide(
+        &rs,
+        &model,
+        &say("ладно к врачу схожу а ты пока составь мне ну зарядку для спины на каждое утро"),
+    )
+    .await;
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.rule.as_deref() == Some("story-then-request")),
+        "{:#?}",
+        d.trace
+    );
+}

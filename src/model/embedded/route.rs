@@ -56,6 +56,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         && matches!(whole.chosen, Target::Chat)
         && whole.torn.is_none()
         && whole.ruled_out.is_none()
+        && !asks_whole
         && let Some((id, pattern, start, end)) = framing.quote.take()
         && start >= from
         && let Some(ranking) =
