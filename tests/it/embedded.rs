@@ -1346,3 +1346,22 @@ async fn a_story_before_the_request_does_not_turn_it_into_small_talk() {
         d.trace
     );
 }
+
+/// A school or university subject with a verb of explaining, or with «I don't get it», opens
+/// the tutor without «step by step»; the same verbs about the service or a parcel do not.
+#[tokio::test]
+async fn a_subject_to_explain_opens_the_tutor_and_the_service_does_not() {
+    let (rs, model) = prepared();
+    for (text, want) in [
+        ("вообще не догоняю логарифмы, разжуй", Some("tutor")),
+        (
+            "теорему Пифагора растолкуй, завтра самостоялка",
+            Some("tutor"),
+        ),
+        ("объясни, почему отказы в метрике выросли", None),
+        ("не понимаю, почему посылка до сих пор не пришла", None),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
+    }
+}
