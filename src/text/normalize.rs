@@ -139,11 +139,13 @@ impl Normalizer {
     /// table's script.
     pub fn normalize_mapped(&self, text: &str) -> Normalized {
         let n = self.normalize_plain(text);
-        match &self.translit {
+        let mut n = match &self.translit {
             Some(t) if t.applies(&n.text) => t.apply(n, true),
             Some(t) if t.may_hold_words(&n.text, &n.words) => t.apply(n, false),
             _ => n,
-        }
+        };
+        super::words::drop_address_words(&n.text, &mut n.words);
+        n
     }
 
     fn normalize_plain(&self, text: &str) -> Normalized {

@@ -92,6 +92,30 @@ pub(crate) fn word_spans(text: &str) -> Vec<(u32, u32)> {
     spans
 }
 
+/// `words` without the words inside an e-mail address or a link (a run of non-space characters
+/// with `@`, `://` or a leading `www.`): «buh@selenga-drive.ru» is one address, not the words
+/// «buh», «selenga», «drive» and «ru» that a word list could take for a name or a service.
+/// Patterns still see the text whole, so a list pattern can match the address itself.
+pub(crate) fn drop_address_words(text: &str, words: &mut Vec<(u32, u32)>) {
+    if !text.contains('@') && !text.contains("://") && !text.contains("www.") {
+        return;
+    }
+    let mut addresses = Vec::new();
+    let mut at = 0;
+    for token in text.split(char::is_whitespace) {
+        let (start, end) = (at, at + token.len());
+        at = end + text[end..].chars().next().map_or(0, char::len_utf8);
+        if token.contains('@') || token.contains("://") || token.starts_with("www.") {
+            addresses.push((start, end));
+        }
+    }
+    words.retain(|&(s, e)| {
+        !addresses
+            .iter()
+            .any(|&(a, b)| s as usize >= a && e as usize <= b)
+    });
+}
+
 /// How many characters `s` has: the standard count's set-up costs more than the count for the
 /// short strings (a word, a part of one) of the hot path.
 #[inline]
@@ -127,6 +151,14 @@ mod tests {
             .collect();
         assert_eq!(words, ["Γειά", "world_2", "ΐκαρ"]);
         assert!(super::word_spans(" ,. ").is_empty());
+        let text = "send to buh@selenga-drive.ru and see https://drive.example/x now";
+        let mut words = super::word_spans(text);
+        super::drop_address_words(text, &mut words);
+        let kept: Vec<&str> = words
+            .iter()
+            .map(|&(s, e)| &text[s as usize..e as usize])
+            .collect();
+        assert_eq!(kept, ["send", "to", "and", "see", "now"]);
         assert_eq!(super::word_spans("λόγος"), [(0, 10)]);
     }
 

@@ -1365,3 +1365,20 @@ async fn a_subject_to_explain_opens_the_tutor_and_the_service_does_not() {
         assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
     }
 }
+
+/// Words inside an e-mail address are not words of the message: «drive» in
+/// «buh@selenga-drive.ru» is no Google Drive, and the letter is written.
+#[tokio::test]
+async fn words_inside_an_address_name_no_service() {
+    let (rs, model) = prepared();
+    let text = "Просьба направить письмо в бухгалтерию (buh@selenga-drive.ru): пусть оформят акты";
+    let d = decide(&rs, &model, &say(text)).await;
+    assert_eq!(tools(&d), ["mail_send"], "{:#?}", d.trace);
+    assert!(
+        !d.trace
+            .iter()
+            .any(|s| s.rule.as_deref() == Some("google-named-not-connected")),
+        "{:#?}",
+        d.trace
+    );
+}
