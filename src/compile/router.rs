@@ -383,6 +383,7 @@ fn context_rules(
             ask_back: rule.ask_back,
             boost_chat: rule.boost_chat.unwrap_or(0.0),
             previous_message: rule.previous_message.unwrap_or(0.0),
+            per_part: rule.per_part,
         });
     }
     out

@@ -109,6 +109,22 @@ impl Ctx<'_> {
         words.min(most)
     }
 
+    /// Whether `c` holds for the part `span` (bytes of the normalised message) of a compound
+    /// request: a word list counts only when its first hit lies inside the part; every other
+    /// condition is the whole request's.
+    pub fn eval_in(&self, c: &Cond, span: (usize, usize)) -> bool {
+        match c {
+            Cond::All(v) => v.iter().all(|c| self.eval_in(c, span)),
+            Cond::Any(v) => v.iter().any(|c| self.eval_in(c, span)),
+            Cond::Not(c) => !self.eval_in(c, span),
+            Cond::Mentions(l) => self
+                .hits
+                .get(*l)
+                .is_some_and(|h| h.start >= span.0 && h.end <= span.1),
+            c => self.eval(c, None),
+        }
+    }
+
     pub fn eval(&self, c: &Cond, call: Option<&Pending>) -> bool {
         match c {
             Cond::All(v) => v.iter().all(|c| self.eval(c, call)),

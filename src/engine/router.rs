@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::eval::Why;
+use super::eval::{Ctx, Why};
 use super::{Pending, Run};
 use crate::contract::{EffectKind, Fact, FactKind, Match, Stage, TraceStep};
 use crate::contract::{ModelCall, ReceivedCall};
@@ -34,16 +34,42 @@ impl Run<'_> {
         // A rule that only reads the assistant's previous message does nothing (and says
         // nothing in the trace) without one.
         let previous = crate::contract::request::assistant_just_before(&req.messages).is_some();
-        let context: Vec<usize> = rs
-            .router
-            .embedded
-            .context
-            .iter()
-            .enumerate()
+        let eligible: Vec<usize> = (rs.router.embedded.context.iter().enumerate())
             .filter(|(_, r)| previous || !r.only_reads_previous())
-            .filter(|(_, r)| !self.skips(&r.id) && self.cx.eval(&r.when, None))
+            .filter(|(_, r)| !self.skips(&r.id))
             .map(|(i, _)| i)
             .collect();
+        let rules = &rs.router.embedded.context;
+        let context: Vec<usize> = (eligible.iter().copied())
+            .filter(|&i| self.cx.eval(&rules[i].when, None))
+            .collect();
+        // For a router that decides a compound request part by part: the rules marked
+        // `per_part` read within a part. Built from the context's shareable parts (its word
+        // count is a cell).
+        let cx = &self.cx;
+        let (text, norm, chars, skill, hits) = (cx.text, cx.norm, cx.chars, cx.skill, &cx.hits);
+        let per_part = eligible.iter().any(|&i| rules[i].per_part);
+        let whole = context.clone();
+        let part_context = move |span: (usize, usize)| -> Vec<usize> {
+            let part = Ctx {
+                rs,
+                req,
+                text,
+                norm,
+                chars,
+                skill,
+                probe: None,
+                hits: hits.clone(),
+                words: std::cell::Cell::new(None),
+            };
+            // A rule not read part by part keeps the whole message's verdict.
+            (eligible.iter().copied())
+                .filter(|&i| match rules[i].per_part {
+                    true => part.eval_in(&rules[i].when, span),
+                    false => whole.contains(&i),
+                })
+                .collect()
+        };
         let input = RouterInput {
             messages: &req.messages[from..],
             skill: self.cx.skill.map(|s| &rs.skills[s]),
@@ -51,6 +77,7 @@ impl Run<'_> {
             ui: req.ui.as_ref(),
             tools,
             context,
+            part_context: per_part.then_some(&part_context as &crate::model::PartContext<'_>),
             skills: &rs.skills,
             router: &rs.router,
             rules: rs,

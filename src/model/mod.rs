@@ -36,6 +36,10 @@ pub use crate::contract::ModelSpec;
 /// errors, so the transport (`http`) and the spec that builds backends both read it.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
 
+/// The context rules (positions in `router.embedded.context`) that hold for a byte span of
+/// the normalised message.
+pub type PartContext<'a> = dyn Fn((usize, usize)) -> Vec<usize> + Send + Sync + 'a;
+
 /// What the router model sees for one message.
 pub struct RouterInput<'a> {
     /// The last messages (at most `router.history`), oldest first; the last is the user's.
@@ -51,6 +55,11 @@ pub struct RouterInput<'a> {
     /// The embedded router's context rules that hold for this request (positions in
     /// `router.embedded.context`; the engine evaluates them).
     pub context: Vec<usize>,
+    /// The context rules that hold for a part of the message (a byte span of
+    /// [`RouterInput::normalized_message`]), for a router that decides a compound request part
+    /// by part: «find the letter and put its date in the calendar» reads the calendar rule only
+    /// in its second part. `None`: the whole message's `context` for every part.
+    pub part_context: Option<&'a PartContext<'a>>,
     /// Every skill (the skill tool's schema already lists the allowed ids).
     pub skills: &'a [SkillDef],
     /// Settings and prompt notes.
@@ -93,6 +102,7 @@ impl<'a> RouterInput<'a> {
             ui: None,
             tools: rules.tools().iter().collect(),
             context: Vec::new(),
+            part_context: None,
             skills: rules.skills(),
             router: rules.router(),
             rules,

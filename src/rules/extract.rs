@@ -238,6 +238,13 @@ pub struct ContextRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub previous_message: Option<f32>,
+    /// `true`: in a compound request decided part by part («find the letter from the exam
+    /// office and put the date in the calendar»), the rule holds for a part only when its
+    /// word lists match within that part, so a lookup verb of the first part does not lean the
+    /// second to a calendar search. Absent: the whole message decides for every part (right
+    /// for a rule about the request as a whole, such as Google being named).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_part: bool,
 }
 
 /// How the embedded router splits a message with two independent parts into two calls.

@@ -293,6 +293,8 @@ pub struct ContextRuleDef {
     pub boost_chat: f32,
     /// Weight of the assistant's previous message's words (0: not read).
     pub previous_message: f32,
+    /// Evaluated within each part of a compound request rather than once for the whole.
+    pub per_part: bool,
 }
 
 impl ContextRuleDef {

@@ -695,8 +695,16 @@ async fn a_long_story_is_read_for_the_request_at_its_end() {
     let story = "Сын весь вечер сидел над домашкой, плакал, говорит, учительница объясняет \
         быстро, а в учебнике ничего не понятно, я сама уже всё забыла со школы. Объясни ему, \
         пожалуйста, как складывать дроби с разными знаменателями.";
+    // Since 2026-12-05 the subject («дроби», «домашка») and the verb of explaining open the
+    // tutor for the whole message (explain-a-subject-opens-the-tutor).
     let d = decide(&rs, &model, &say(story)).await;
     assert_eq!(d.skill.as_deref(), Some("tutor"), "{:#?}", d.trace);
+    // A story whose last sentence asks without an imperative (the story-then-request frame
+    // needs one) is read sentence by sentence.
+    let trip = "Мы с женой давно собирались в отпуск, всё откладывали из-за работы, а тут \
+        наконец дали две недели в августе, хотим куда-нибудь к морю без пересадок. Интересно, \
+        какие сейчас цены на билеты до Сочи.";
+    let d = decide(&rs, &model, &say(trip)).await;
     assert!(
         d.trace
             .iter()
@@ -704,10 +712,6 @@ async fn a_long_story_is_read_for_the_request_at_its_end() {
         "{:#?}",
         d.trace
     );
-    let trip = "Мы с женой давно собирались в отпуск, всё откладывали из-за работы, а тут \
-        наконец дали две недели в августе, хотим куда-нибудь к морю без пересадок. Найди в \
-        интернете, какие сейчас цены на билеты до Сочи.";
-    let d = decide(&rs, &model, &say(trip)).await;
     assert!(
         d.trace
             .iter()
@@ -1378,6 +1382,30 @@ async fn words_inside_an_address_name_no_service() {
         !d.trace
             .iter()
             .any(|s| s.rule.as_deref() == Some("google-named-not-connected")),
+        "{:#?}",
+        d.trace
+    );
+}
+
+/// A context rule marked `per_part` holds for a part of a compound request only where its
+/// words are: the lookup verb of the first part («найди») no longer leans the second part
+/// («закинь её в календарь») to a calendar search.
+#[tokio::test]
+async fn a_per_part_rule_reads_only_the_words_of_its_part() {
+    let (rs, model) = prepared();
+    let d = decide(
+        &rs,
+        &model,
+        &request(json!({
+            "messages": [{"role": "user", "content":
+                "в gmail где-то письмо от МРЭО, там дата экзамена — найди и закинь её в google календарь"}],
+            "integrations": ["google"],
+        })),
+    )
+    .await;
+    assert_eq!(
+        tools(&d),
+        ["gmail_search", "gcalendar_create"],
         "{:#?}",
         d.trace
     );

@@ -325,6 +325,16 @@ impl Index {
     /// The scores the context rules that hold (and the question frames) add to classes
     /// (empty when none add any).
     fn bias(&self, input: &RouterInput<'_>, framing: &frames::Framing) -> Vec<f32> {
+        self.bias_of(input, framing, &input.context)
+    }
+
+    /// [`Self::bias`] with the context rules `context` (those that hold for a part).
+    fn bias_of(
+        &self,
+        input: &RouterInput<'_>,
+        framing: &frames::Framing,
+        context: &[usize],
+    ) -> Vec<f32> {
         let rules = &input.router.embedded.context;
         let mut bias = Vec::new();
         let mut previous_weight = 0.0;
@@ -337,7 +347,7 @@ impl Index {
                 })
                 .collect();
         }
-        for rule in input.context.iter().filter_map(|&r| rules.get(r)) {
+        for rule in context.iter().filter_map(|&r| rules.get(r)) {
             for &(tool, b) in &rule.boost {
                 if let Some(class) = self.class_of_tool(tool) {
                     bias.resize(self.targets.len(), 0.0);

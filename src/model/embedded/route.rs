@@ -47,11 +47,23 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     }
     index.classifier.take_slipped();
     let asks_whole = framing.boost_chat > 0.0;
-    let mut plan =
-        split(index, input, &reading, from, &allowed, &bias, asks_whole).unwrap_or_else(|| {
-            let whole = index.rank_text(input, &reading[from..], &allowed, &bias, true);
-            vec![(whole, (from, normalized.len()))]
-        });
+    // A part of a compound request reads the context rules that hold within it (its own
+    // words), when the engine says which; `None` when they are the whole message's.
+    let part_bias = |span: (usize, usize)| -> std::borrow::Cow<'_, [f32]> {
+        match input.part_context.map(|holds| holds(span)) {
+            Some(rules) if rules != input.context => {
+                std::borrow::Cow::Owned(index.bias_of(input, &framing, &rules))
+            }
+            _ => std::borrow::Cow::Borrowed(&bias),
+        }
+    };
+    let mut plan = split(
+        index, input, &reading, from, &allowed, &part_bias, asks_whole,
+    )
+    .unwrap_or_else(|| {
+        let whole = index.rank_text(input, &reading[from..], &allowed, &bias, true);
+        vec![(whole, (from, normalized.len()))]
+    });
     if let [(whole, span)] = plan.as_slice()
         && matches!(whole.chosen, Target::Chat)
         && whole.torn.is_none()
@@ -188,14 +200,15 @@ fn call_for(
 
 /// Two parts, each sure of a different tool, cut at the first connective (in message order)
 /// where that holds, or the one part that is sure of a tool when the other only asks a
-/// question; `None` keeps the message whole.
-fn split(
+/// question; `None` keeps the message whole. `bias` gives a part's scores added by context
+/// rules (its own when a `per_part` rule reads differently there).
+fn split<'b>(
     index: &Index,
     input: &RouterInput<'_>,
     normalized: &str,
     from: usize,
     allowed: &super::Allowed,
-    bias: &[f32],
+    bias: &dyn Fn((usize, usize)) -> std::borrow::Cow<'b, [f32]>,
     asks_whole: bool,
 ) -> Option<Vec<(Ranking, (usize, usize))>> {
     let connectives = &input.router.embedded.connectives;
@@ -228,8 +241,10 @@ fn split(
         if words(left) < 2 || words(right) < 2 {
             continue;
         }
-        let first = index.rank_text(input, &normalized[left.0..left.1], allowed, bias, false);
-        let second = index.rank_text(input, &normalized[right.0..right.1], allowed, bias, false);
+        let rank = |(s, e): (usize, usize)| {
+            index.rank_text(input, &normalized[s..e], allowed, &bias((s, e)), false)
+        };
+        let (first, second) = (rank(left), rank(right));
         if let (Target::Tool(a), Target::Tool(b)) = (&first.chosen, &second.chosen)
             && a != b
         {
