@@ -1410,3 +1410,24 @@ async fn a_per_part_rule_reads_only_the_words_of_its_part() {
         d.trace
     );
 }
+
+/// A training goal with a wish or a request opens the trainer; «прокачаться» in a game does
+/// not.
+#[tokio::test]
+async fn a_training_goal_opens_the_trainer_but_a_game_does_not() {
+    let (rs, model) = prepared();
+    for (text, want) in [
+        (
+            "было бы круто к лету хоть раз подтянуться, сейчас вишу как сосиска",
+            Some("fitness"),
+        ),
+        (
+            "ладно понял. давай лучше про тренировки, мне к турниру прыжок надо прокачать",
+            Some("fitness"),
+        ),
+        ("пацаны говорят я в катке как бот, прокачаться надо", None),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
+    }
+}
