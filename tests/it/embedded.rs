@@ -1168,6 +1168,20 @@ async fn prices_and_durations_are_read_as_people_say_them() {
             "price",
             None,
         ),
+        // The price with the verb of selling comes before any «за»: what was paid is no price.
+        (
+            "выставь нашу зимнюю коляску, брали за полтинник, отдам за пятнашку",
+            "sell_listing",
+            "price",
+            Some(15000),
+        ),
+        // Roubles named come before a «за» inside a title.
+        (
+            "Редакция проводит мастер-класс «Сюжет за один день»; прошу выставить его на продажу по 2500 рублей за участника",
+            "sell_listing",
+            "price",
+            Some(2500),
+        ),
         (
             "в календарь забей на четверг с одиннадцати до часу: хаски Гром, мытье и вычес",
             "calendar_create",
