@@ -1445,3 +1445,26 @@ async fn a_training_goal_opens_the_trainer_but_a_game_does_not() {
         assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
     }
 }
+
+/// A question about how a Google service works is answered in words; a question to one's own
+/// Google calendar still looks in it.
+#[tokio::test]
+async fn questions_about_google_services_are_answered_but_a_calendar_question_looks() {
+    let (rs, model) = prepared();
+    let google = |text: &str| {
+        request(json!({
+            "messages": [{"role": "user", "content": text}],
+            "integrations": ["google"],
+        }))
+    };
+    for text in [
+        "а гугл таски с гугл календарем синхронизируются?",
+        "гугл таблицы без инета пашут?",
+        "озвучка у тебя только мужским голосом бывает?",
+    ] {
+        let d = decide(&rs, &model, &google(text)).await;
+        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
+    }
+    let d = decide(&rs, &model, &google("что у меня завтра в гугл календаре?")).await;
+    assert_eq!(tools(&d), ["gcalendar_search"], "{:#?}", d.trace);
+}
