@@ -100,8 +100,9 @@ impl Gates {
     }
 }
 
-/// `pattern` parsed as the gates read it (`None`: not a pattern).
-fn parse(pattern: &str) -> Option<Hir> {
+/// `pattern` parsed as the gates and the list patterns read it, nesting bounded (`None`: not a
+/// pattern).
+pub(super) fn parse(pattern: &str) -> Option<Hir> {
     regex_syntax::ParserBuilder::new()
         .nest_limit(64)
         .build()

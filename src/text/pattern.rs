@@ -15,6 +15,7 @@ use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::alphabet::{self, Alphabet, Transcoded};
+use super::gate::parse;
 use regex_automata::meta::Regex as MetaRegex;
 
 use super::entry::{EntryError, MAX_PATTERN_LEN, REGEX_SIZE_LIMIT, compile_pattern};
@@ -499,14 +500,6 @@ fn leading_look(hir: &Hir) -> Option<(Look, &[Hir])> {
         HirKind::Look(look) => Some((*look, rest)),
         _ => None,
     }
-}
-
-fn parse(pattern: &str) -> Option<Hir> {
-    regex_syntax::ParserBuilder::new()
-        .nest_limit(64)
-        .build()
-        .parse(pattern)
-        .ok()
 }
 
 /// Why `pattern` was refused, in the `regex` crate's words (the ones users know).
