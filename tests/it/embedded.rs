@@ -59,6 +59,14 @@ async fn wrong_tools(
     wrong
 }
 
+/// Asserts, message by message, the skill each of `cases` leaves active (`None`: none).
+async fn assert_skills(rs: &RuleSet, model: &EmbeddedModel, cases: &[(&str, Option<&str>)]) {
+    for &(text, want) in cases {
+        let d = decide(rs, model, &say(text)).await;
+        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
+    }
+}
+
 fn tools(d: &Decision) -> Vec<&str> {
     d.calls.iter().map(|c| &*c.tool).collect()
 }
@@ -1312,19 +1320,21 @@ async fn the_blind_sixteenth_and_seventeenth_sets_families_decide_with_their_nea
 #[tokio::test]
 async fn workout_plans_step_by_step_explanations_and_burns_open_their_skills() {
     let (rs, model) = prepared();
-    for (text, want) in [
-        ("составь мне зарядку на десять минут", Some("fitness")),
-        ("составь мне рацион под мои тренировки", Some("nutrition")),
-        (
-            "объясни по шагам, как решать квадратные уравнения",
-            Some("tutor"),
-        ),
-        ("пошагово распиши маршрут до дачи", None),
-        ("обгорела на пляже, плечи в волдырях", Some("health")),
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
-    }
+    assert_skills(
+        &rs,
+        &model,
+        &[
+            ("составь мне зарядку на десять минут", Some("fitness")),
+            ("составь мне рацион под мои тренировки", Some("nutrition")),
+            (
+                "объясни по шагам, как решать квадратные уравнения",
+                Some("tutor"),
+            ),
+            ("пошагово распиши маршрут до дачи", None),
+            ("обгорела на пляже, плечи в волдырях", Some("health")),
+        ],
+    )
+    .await;
 }
 
 /// A story with the request at its end, joined by a comma or a dictated «а ты пока», is read
@@ -1333,23 +1343,25 @@ async fn workout_plans_step_by_step_explanations_and_burns_open_their_skills() {
 #[tokio::test]
 async fn a_story_before_the_request_does_not_turn_it_into_small_talk() {
     let (rs, model) = prepared();
-    for (text, want) in [
-        (
-            "ладно к врачу схожу а ты пока составь мне ну зарядку для спины на каждое утро",
-            Some("fitness"),
-        ),
-        (
-            "у мамы диабет второго типа, не знаю чем ее кормить, распиши на неделю",
-            Some("nutrition"),
-        ),
-        (
-            "как самой создать цель в метрике? распиши по шагам, хочу научиться",
-            None,
-        ),
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
-    }
+    assert_skills(
+        &rs,
+        &model,
+        &[
+            (
+                "ладно к врачу схожу а ты пока составь мне ну зарядку для спины на каждое утро",
+                Some("fitness"),
+            ),
+            (
+                "у мамы диабет второго типа, не знаю чем ее кормить, распиши на неделю",
+                Some("nutrition"),
+            ),
+            (
+                "как самой создать цель в метрике? распиши по шагам, хочу научиться",
+                None,
+            ),
+        ],
+    )
+    .await;
     let d = decide(
         &rs,
         &model,
@@ -1370,18 +1382,20 @@ async fn a_story_before_the_request_does_not_turn_it_into_small_talk() {
 #[tokio::test]
 async fn a_subject_to_explain_opens_the_tutor_and_the_service_does_not() {
     let (rs, model) = prepared();
-    for (text, want) in [
-        ("вообще не догоняю логарифмы, разжуй", Some("tutor")),
-        (
-            "теорему Пифагора растолкуй, завтра самостоялка",
-            Some("tutor"),
-        ),
-        ("объясни, почему отказы в метрике выросли", None),
-        ("не понимаю, почему посылка до сих пор не пришла", None),
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
-    }
+    assert_skills(
+        &rs,
+        &model,
+        &[
+            ("вообще не догоняю логарифмы, разжуй", Some("tutor")),
+            (
+                "теорему Пифагора растолкуй, завтра самостоялка",
+                Some("tutor"),
+            ),
+            ("объясни, почему отказы в метрике выросли", None),
+            ("не понимаю, почему посылка до сих пор не пришла", None),
+        ],
+    )
+    .await;
 }
 
 /// Words inside an e-mail address are not words of the message: «drive» in
@@ -1430,20 +1444,22 @@ async fn a_per_part_rule_reads_only_the_words_of_its_part() {
 #[tokio::test]
 async fn a_training_goal_opens_the_trainer_but_a_game_does_not() {
     let (rs, model) = prepared();
-    for (text, want) in [
-        (
-            "было бы круто к лету хоть раз подтянуться, сейчас вишу как сосиска",
-            Some("fitness"),
-        ),
-        (
-            "ладно понял. давай лучше про тренировки, мне к турниру прыжок надо прокачать",
-            Some("fitness"),
-        ),
-        ("пацаны говорят я в катке как бот, прокачаться надо", None),
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert_eq!(d.skill.as_deref(), want, "{text}: {:#?}", d.trace);
-    }
+    assert_skills(
+        &rs,
+        &model,
+        &[
+            (
+                "было бы круто к лету хоть раз подтянуться, сейчас вишу как сосиска",
+                Some("fitness"),
+            ),
+            (
+                "ладно понял. давай лучше про тренировки, мне к турниру прыжок надо прокачать",
+                Some("fitness"),
+            ),
+            ("пацаны говорят я в катке как бот, прокачаться надо", None),
+        ],
+    )
+    .await;
 }
 
 /// A question about how a Google service works is answered in words; a question to one's own
