@@ -1484,3 +1484,21 @@ async fn questions_about_google_services_are_answered_but_a_calendar_question_lo
     let d = decide(&rs, &model, &google("что у меня завтра в гугл календаре?")).await;
     assert_eq!(tools(&d), ["gcalendar_search"], "{:#?}", d.trace);
 }
+
+/// The file a direct edit names fills `doc_edit.file` as the user wrote it: in quotes, with its
+/// extension, or joined by «_»; not the whole message (stop 47 noticed it there).
+#[tokio::test]
+async fn a_file_named_in_the_message_fills_the_edits_file_argument() {
+    let (rs, model) = prepared();
+    for (text, file) in [
+        ("в Бюджет.xlsx поправь сумму за май на 5000", "Бюджет.xlsx"),
+        (
+            "в файле «Смета ремонта» поправь цену плитки",
+            "Смета ремонта",
+        ),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(tools(&d), ["doc_edit"], "{text}: {:#?}", d.trace);
+        assert_eq!(d.calls[0].arguments["file"], file, "{text}: {:#?}", d.trace);
+    }
+}

@@ -188,15 +188,26 @@ impl Classifier {
         SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().slipped))
     }
 
-    /// Each word of normalised `text` read as another word ([`Spelling`]), with that word.
-    pub(super) fn slips<'s, 't>(&'s self, text: &'t str) -> Vec<(&'t str, &'s str)> {
+    /// Each word of normalised `text` read as another word ([`Spelling`]) or as two words
+    /// typed without a space, with what it was read as.
+    pub(super) fn slips<'t>(&self, text: &'t str) -> Vec<(&'t str, String)> {
         let Some(spelling) = &self.spelling else {
             return Vec::new();
         };
         words(text)
             .filter(|w| self.vocabulary.get(whole_word(w)).is_none())
-            .filter_map(|w| spelling.read(w).map(|meant| (w, meant)))
+            .filter_map(|w| match spelling.read(w) {
+                Some(meant) => Some((w, meant.to_owned())),
+                None => self
+                    .glued(w)
+                    .map(|at| (w, [&w[..at], " ", &w[at..]].concat())),
+            })
             .collect()
+    }
+
+    /// Where `word` is two words of the examples glued ([`Spelling::glued`]).
+    fn glued(&self, word: &str) -> Option<usize> {
+        self.spelling.as_ref()?.glued(word)
     }
 
     /// How many classes it tells apart.
@@ -301,9 +312,11 @@ impl Classifier {
         } = s;
         hashes.clear();
         let slip = |w: &str| self.spelling.as_ref().and_then(|s| s.read(w));
+        let glued = |w: &str| self.glued(w);
         let reading = self.spelling.is_some().then_some(Reading {
             seen: &self.vocabulary,
             slip: &slip,
+            glued: &glued,
         });
         *slipped |= features_into(normalized, hashes, padded, reading.as_ref());
         known.clear();
@@ -546,14 +559,24 @@ mod tests {
 
     #[test]
     fn slips_name_each_word_read_as_another_and_leave_the_examples_words_alone() {
-        let examples = [(0, "remind me tomorrow"), (1, "a hoist"), (1, "a heist")];
+        let examples = [
+            (0, "remind me tomorrow"),
+            (1, "a hoist"),
+            (1, "a heist"),
+            (1, "hoist again"),
+        ];
         let norm = Normalizer::default();
         let mut c = Classifier::train(2, &examples, &norm);
         let texts = examples.iter().map(|(_, t)| *t);
         c.read_slips(Spelling::new(texts, 5, None, None));
         assert_eq!(
             c.slips("remnid me tomorow"),
-            vec![("remnid", "remind"), ("tomorow", "tomorrow")]
+            vec![("remnid", "remind".into()), ("tomorow", "tomorrow".into())]
+        );
+        // Two words side by side in an example, typed without the space, are read as both.
+        assert_eq!(
+            c.slips("hoistagain tomorrow"),
+            vec![("hoistagain", String::from("hoist again"))]
         );
         // A word of the examples is read as written, even one slip from another of them.
         assert!(c.slips("remind me a hoist or a heist").is_empty());

@@ -85,6 +85,8 @@ pub(super) fn features(text: &str) -> Vec<u64> {
 pub(super) struct Reading<'a> {
     pub seen: &'a FeatureTable,
     pub slip: &'a dyn Fn(&str) -> Option<&'a str>,
+    /// Where an unseen word that is no slip is two seen words glued (a byte offset).
+    pub glued: &'a dyn Fn(&str) -> Option<usize>,
 }
 
 /// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
@@ -104,15 +106,24 @@ pub(super) fn features_into(
         word_features(padded, out);
         // The whole word's feature, just pushed: a word the examples had is read as written.
         let whole = out.last().copied().unwrap_or_default();
-        if let Some(r) = reading
-            && r.seen.get(whole).is_none()
-            && let Some(meant) = (r.slip)(word)
-        {
+        let Some(r) = reading.filter(|r| r.seen.get(whole).is_none()) else {
+            continue;
+        };
+        if let Some(meant) = (r.slip)(word) {
             // Both readings: a real word the lists do not know keeps its own features.
             padded.truncate(1);
             padded.extend(meant.chars());
             padded.push(' ');
             word_features(padded, out);
+            slipped = true;
+        } else if let Some(at) = (r.glued)(word) {
+            // The two words as if the space were there, besides the glued word's own.
+            for half in [&word[..at], &word[at..]] {
+                padded.truncate(1);
+                padded.extend(half.chars());
+                padded.push(' ');
+                word_features(padded, out);
+            }
             slipped = true;
         }
     }

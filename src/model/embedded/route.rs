@@ -117,9 +117,14 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
     // The words read as slips, looked for only when the classifier read one.
     if index.classifier.take_slipped() {
         for (written, meant) in index.classifier.slips(&normalized[from..]) {
+            let why = if meant.contains(' ') {
+                "no example has it and no list knows it; it is two words of the examples typed without the space between them"
+            } else {
+                "no example has it and no list knows it; it is one slip from a word of the examples (router.embedded.typos_from)"
+            };
             notes.push(ModelNote::new(
-                ["read '", written, "' as '", meant, "'"].concat(),
-                "no example has it and no list knows it; it is one slip from a word of the examples (router.embedded.typos_from)",
+                ["read '", written, "' as '", &meant, "'"].concat(),
+                why,
             ));
         }
     }

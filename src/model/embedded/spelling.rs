@@ -27,6 +27,8 @@ pub(super) struct Spelling {
     words: Vec<(Box<str>, u32)>,
     /// `(key, word)` sorted: each word's hash and its hashes with one letter left out.
     keys: Vec<(u64, u32)>,
+    /// Each two words side by side in an example, hashed ([`pair`]), sorted.
+    pairs: Vec<u64>,
     /// Real words no example has, never read as another.
     known: Option<Arc<KnownWords>>,
     /// The language's endings: a word that differs from an example's word only in its ending
@@ -46,6 +48,14 @@ fn key(letters: &[char], skip: Option<usize>) -> u64 {
         .fold(BASIS, |h, (_, &c)| step(h, c as u32))
 }
 
+/// A hash of two words side by side.
+fn pair(first: &str, second: &str) -> u64 {
+    let h = first.chars().fold(BASIS, |h, c| step(h, c as u32));
+    second
+        .chars()
+        .fold(step(h, u32::from(b' ')), |h, c| step(h, c as u32))
+}
+
 /// A letter (a word character that is no digit), by the engine's table of word characters.
 fn is_letter(c: char) -> bool {
     is_word(c) && !c.is_ascii_digit()
@@ -61,11 +71,19 @@ impl Spelling {
         endings: Option<Arc<Endings>>,
     ) -> Self {
         let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut pairs = Vec::new();
         for text in examples {
+            let mut before: Option<&str> = None;
             for w in words(text) {
                 *counts.entry(w).or_default() += 1;
+                if let Some(b) = before {
+                    pairs.push(pair(b, w));
+                }
+                before = Some(w);
             }
         }
+        pairs.sort_unstable();
+        pairs.dedup();
         let mut words: Vec<(Box<str>, u32)> = counts
             .into_iter()
             .filter(|(w, _)| w.chars().count() + 1 >= from && w.chars().all(is_letter))
@@ -88,6 +106,7 @@ impl Spelling {
             from,
             words,
             keys,
+            pairs,
             known,
             endings,
         }
@@ -139,6 +158,37 @@ impl Spelling {
             [(_, w)] => Some(w),
             [(n, w), (m, _), ..] => (n > m).then_some(*w),
         }
+    }
+
+    /// Where `word` — one the examples never had and no slip of theirs — is two words that
+    /// stand side by side in an example, typed without the space between them («сколькостоит»
+    /// for «сколько стоит»): the byte offset of the cut. Only pairs the examples have, so a
+    /// compound of two common words («videocard») is not cut. `None` for a real word
+    /// (`known`), one shorter than seven letters, or one that cuts into two such pairs.
+    pub fn glued(&self, word: &str) -> Option<usize> {
+        const SIDE: usize = 3;
+        let letters = word.chars().count();
+        if letters < 7 || letters > MAX_LETTERS || !word.chars().all(is_letter) {
+            return None;
+        }
+        let mut cut = None;
+        for (k, (at, _)) in word.char_indices().enumerate() {
+            if k < SIDE || letters - k < SIDE {
+                continue;
+            }
+            if self
+                .pairs
+                .binary_search(&pair(&word[..at], &word[at..]))
+                .is_ok()
+            {
+                if cut.is_some() {
+                    return None;
+                }
+                cut = Some(at);
+            }
+        }
+        // Looked up only now, as in `read`: most words cut into nothing.
+        cut.filter(|_| !self.known.as_ref().is_some_and(|k| k.contains(word)))
     }
 
     /// Whether `a` and `b` are one stem with two of the language's endings.
@@ -193,5 +243,26 @@ mod tests {
         );
         let s = spelling(&["a hoist", "a hoist again", "a heist"]);
         assert_eq!(s.read("hbist"), Some("hoist"), "the more frequent one");
+    }
+
+    #[test]
+    fn two_words_side_by_side_in_an_example_typed_without_a_space_are_cut() {
+        let s = spelling(&[
+            "how much does it cost",
+            "a google doc please",
+            "a video of the card",
+        ]);
+        assert_eq!(s.glued("howmuch"), Some(3));
+        assert_eq!(s.glued("googledoc"), Some(6));
+        assert_eq!(
+            s.glued("videocard"),
+            None,
+            "never side by side in an example"
+        );
+        assert_eq!(s.glued("muchdoes"), Some(4));
+        assert_eq!(s.glued("itcost"), None, "shorter than seven letters");
+        let known = KnownWords::new(["googledoc"], None);
+        let s = Spelling::new(["a google doc"], 5, Some(Arc::new(known)), None);
+        assert_eq!(s.glued("googledoc"), None, "a real word is not cut");
     }
 }
