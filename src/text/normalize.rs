@@ -710,6 +710,24 @@ mod tests {
         );
     }
 
+    /// A digit in the table («4» for a letter it looks like) is read inside a word of two
+    /// letters or more, never at its end: «4k» and «2024» stay as written, «ps4» keeps its 4.
+    #[test]
+    fn a_digit_the_table_reads_is_a_letter_only_inside_a_word() {
+        let mut table = vec![("4", "\u{3B8}")];
+        table.extend([("a", "\u{3B1}"), ("e", "\u{3B5}"), ("k", "\u{3BA}")]);
+        table.extend([("o", "\u{3BF}"), ("p", "\u{3C0}"), ("s", "\u{3C3}")]);
+        let n = transliterating(&table, &[], ("reminder", "\u{3C5}"));
+        assert_eq!(
+            n.normalize_message("4eos ka4e"),
+            "\u{3B8}\u{3B5}\u{3BF}\u{3C3} \u{3BA}\u{3B1}\u{3B8}\u{3B5}"
+        );
+        assert_eq!(
+            n.normalize_message("4eos 4k ps4 2024"),
+            "\u{3B8}\u{3B5}\u{3BF}\u{3C3} 4k \u{3C0}\u{3C3}4 2024"
+        );
+    }
+
     /// A table with letters beyond ASCII (Latin with marks, as Czech and Serbian keyboards
     /// type): a message in them is read through it, its longest sequences first, and a
     /// message in the other script is not.

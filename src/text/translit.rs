@@ -319,9 +319,15 @@ impl Translit {
                 key.extend(&chars[a..b]);
                 Some((a, b, self.words.get(key.as_str())?))
             });
+            // A table may read a digit as a letter («4» for «ч»: «4to», «ra4ion»), but a word
+            // read whole has two letters at least and does not end in a digit: «4k», «ps4» and
+            // «mp4» stay as written.
             let readable = core.filter(|&(a, b)| {
                 whole
                     && chars[a..b].iter().all(|c| self.alphabet.contains(c))
+                    && (!chars[a..b].iter().any(char::is_ascii_digit)
+                        || (chars[a..b].iter().filter(|c| c.is_alphabetic()).count() >= 2
+                            && !chars[b - 1].is_ascii_digit()))
                     && !self.kept(&chars[a..b])
             });
             let mut j = k;
@@ -354,9 +360,13 @@ impl Translit {
                         && self.alphabet.contains(&chars[j])
                         && (j == k || !self.alphabet.contains(&chars[j - 1])) =>
                     {
-                        let r = (j..end)
+                        let mut r = (j..end)
                             .find(|&x| !self.alphabet.contains(&chars[x]))
                             .unwrap_or(end);
+                        // Digits the table reads, at the run's end, stay digits («ps4»).
+                        while r > j && chars[r - 1].is_ascii_digit() {
+                            r -= 1;
+                        }
                         let letters = chars[j..r].iter().filter(|c| c.is_alphabetic()).count();
                         (letters >= 2 && !self.kept(&chars[j..r])).then_some((j, r))
                     }
