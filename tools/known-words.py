@@ -118,10 +118,12 @@ for rank, w in enumerate(top_n_list('ru', top)):
     w = norm(w)
     if not re.fullmatch(r'[а-я]+', w) or w in known or not morph.word_is_known(w):
         continue
+    # A word some entry already knows (its stem and an ending) is left out: the engine knows
+    # it anyway, and the rule files must fit a 1 MiB ConfigMap (deploy/kubernetes).
+    if known_already(w):
+        continue
     if rank < general:
         known.add(w)
-        continue
-    if known_already(w):
         continue
     stems = typo_of(w)
     if stems:
