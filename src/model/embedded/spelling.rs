@@ -168,7 +168,7 @@ impl Spelling {
     pub fn glued(&self, word: &str) -> Option<usize> {
         const SIDE: usize = 3;
         let letters = word.chars().count();
-        if letters < 7 || letters > MAX_LETTERS || !word.chars().all(is_letter) {
+        if !(7..=MAX_LETTERS).contains(&letters) || !word.chars().all(is_letter) {
             return None;
         }
         let mut cut = None;
