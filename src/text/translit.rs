@@ -319,9 +319,9 @@ impl Translit {
                 key.extend(&chars[a..b]);
                 Some((a, b, self.words.get(key.as_str())?))
             });
-            // A table may read a digit as a letter («4» for «ч»: «4to», «ra4ion»), but a word
-            // read whole has two letters at least and does not end in a digit: «4k», «ps4» and
-            // «mp4» stay as written.
+            // A table may read a digit as a letter (a digit that looks like a letter of the
+            // other script: «4to», «ra4ion»), but a word read whole has two letters at least and
+            // does not end in a digit: «4k», «ps4» and «mp4» stay as written.
             let readable = core.filter(|&(a, b)| {
                 whole
                     && chars[a..b].iter().all(|c| self.alphabet.contains(c))

@@ -161,8 +161,8 @@ impl Spelling {
     }
 
     /// Where `word` — one the examples never had and no slip of theirs — is two words that
-    /// stand side by side in an example, typed without the space between them («сколькостоит»
-    /// for «сколько стоит»): the byte offset of the cut. Only pairs the examples have, so a
+    /// stand side by side in an example, typed without the space between them («howmuch» for
+    /// «how much»): the byte offset of the cut. Only pairs the examples have, so a
     /// compound of two common words («videocard») is not cut. `None` for a real word
     /// (`known`), one shorter than seven letters, or one that cuts into two such pairs.
     pub fn glued(&self, word: &str) -> Option<usize> {
