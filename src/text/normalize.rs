@@ -722,6 +722,14 @@ mod tests {
             n.normalize_message("4eos ka4e"),
             "\u{3B8}\u{3B5}\u{3BF}\u{3C3} \u{3BA}\u{3B1}\u{3B8}\u{3B5}"
         );
+        // A mark of the table right after a word is read with it, as one inside a word is.
+        let mut marked = table.clone();
+        marked.push(("'", "\u{3C9}"));
+        let n2 = transliterating(&marked, &[], ("reminder", "\u{3C5}"));
+        assert_eq!(
+            n2.normalize_message("pos' kas'e"),
+            "\u{3C0}\u{3BF}\u{3C3}\u{3C9} \u{3BA}\u{3B1}\u{3C3}\u{3C9}\u{3B5}"
+        );
         assert_eq!(
             n.normalize_message("4eos 4k ps4 2024"),
             "\u{3B8}\u{3B5}\u{3BF}\u{3C3} 4k \u{3C0}\u{3C3}4 2024"

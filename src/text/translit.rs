@@ -310,7 +310,16 @@ impl Translit {
                 .unwrap_or(chars.len());
             let core_start = (k..end).find(|&j| super::is_alphanumeric(chars[j]));
             let core_end = (k..end).rev().find(|&j| super::is_alphanumeric(chars[j]));
+            // A mark the table reads as a letter right after the word («dobav'», «kalendar'»:
+            // the soft sign) belongs to it.
             let core = match (core_start, core_end) {
+                (Some(a), Some(b))
+                    if b + 1 < end
+                        && !super::is_alphanumeric(chars[b + 1])
+                        && self.alphabet.contains(&chars[b + 1]) =>
+                {
+                    Some((a, b + 2))
+                }
                 (Some(a), Some(b)) => Some((a, b + 1)),
                 _ => None,
             };
