@@ -492,11 +492,18 @@ impl Ctx<'_> {
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
         let is_file_name = text::base_name(value).len() != value.len();
-        text::find_phrase(self.text, &self.rs.normalizer.normalize(value)).or_else(|| {
-            is_file_name
-                .then(|| self.file_name_said(value, Some(1)))
-                .flatten()
-        })
+        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
+            // A value copied from a message typed in another script is found as the message was
+            // read: through the transliteration («Remont Sivu4a» in «ремонт сивуча»).
+            .or_else(|| {
+                let read = self.rs.normalizer.normalize_message(value);
+                text::find_phrase(self.text, &read)
+            })
+            .or_else(|| {
+                is_file_name
+                    .then(|| self.file_name_said(value, Some(1)))
+                    .flatten()
+            })
     }
 
     fn repeats(&self, call: Option<&Pending>) -> bool {
