@@ -494,7 +494,8 @@ impl Ctx<'_> {
         let is_file_name = text::base_name(value).len() != value.len();
         text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
             // A value copied from a message typed in another script is found as the message was
-            // read: through the transliteration («Remont Sivu4a» in «ремонт сивуча»).
+            // read: through the transliteration (a Latin file name found in the message read in
+            // the other script).
             .or_else(|| {
                 let read = self.rs.normalizer.normalize_message(value);
                 text::find_phrase(self.text, &read)
