@@ -492,13 +492,14 @@ impl Ctx<'_> {
     fn argument_named(&self, call: Option<&Pending>, name: &str) -> Option<(usize, usize)> {
         let value = argument(call, name)?.as_str()?;
         let is_file_name = text::base_name(value).len() != value.len();
-        text::find_phrase(self.text, &self.rs.normalizer.normalize(value))
+        let plain = self.rs.normalizer.normalize(value);
+        text::find_phrase(self.text, &plain)
             // A value copied from a message typed in another script is found as the message was
             // read: through the transliteration (a Latin file name found in the message read in
-            // the other script).
+            // the other script). Looked for again only when that reading differs.
             .or_else(|| {
                 let read = self.rs.normalizer.normalize_message(value);
-                text::find_phrase(self.text, &read)
+                (read != plain).then(|| text::find_phrase(self.text, &read))?
             })
             .or_else(|| {
                 is_file_name

@@ -16,7 +16,7 @@ use super::features::{
     BASIS, FeatureTable, Reading, counted, features, features_into, step, whole_word, words,
 };
 use super::rows;
-use super::spelling::Spelling;
+use super::spelling::{Meant, Spelling};
 use super::top::{Top, best_two};
 use crate::text::Normalizer;
 
@@ -196,18 +196,11 @@ impl Classifier {
         };
         words(text)
             .filter(|w| self.vocabulary.get(whole_word(w)).is_none())
-            .filter_map(|w| match spelling.read(w) {
-                Some(meant) => Some((w, meant.to_owned())),
-                None => self
-                    .glued(w)
-                    .map(|at| (w, [&w[..at], " ", &w[at..]].concat())),
+            .filter_map(|w| match spelling.meant(w)? {
+                Meant::Slip(meant) => Some((w, meant.to_owned())),
+                Meant::Glued(at) => Some((w, [&w[..at], " ", &w[at..]].concat())),
             })
             .collect()
-    }
-
-    /// Where `word` is two words of the examples glued ([`Spelling::glued`]).
-    fn glued(&self, word: &str) -> Option<usize> {
-        self.spelling.as_ref()?.glued(word)
     }
 
     /// How many classes it tells apart.
@@ -311,12 +304,10 @@ impl Classifier {
             ..
         } = s;
         hashes.clear();
-        let slip = |w: &str| self.spelling.as_ref().and_then(|s| s.read(w));
-        let glued = |w: &str| self.glued(w);
+        let read = |w: &str| self.spelling.as_ref().and_then(|s| s.meant(w));
         let reading = self.spelling.is_some().then_some(Reading {
             seen: &self.vocabulary,
-            slip: &slip,
-            glued: &glued,
+            read: &read,
         });
         *slipped |= features_into(normalized, hashes, padded, reading.as_ref());
         known.clear();

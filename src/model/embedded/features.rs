@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::spelling::Meant;
 use crate::text::is_alphanumeric;
 
 /// Feature hashes to dense ids: open addressing with linear probing over a power-of-two table
@@ -81,12 +82,10 @@ pub(super) fn features(text: &str) -> Vec<u64> {
 }
 
 /// How a message's words are read: a word whose whole-word feature was never `seen` may be a
-/// slip for a word of the examples, which `slip` says.
+/// slip for a word of the examples, or two of them glued, which `read` says.
 pub(super) struct Reading<'a> {
     pub seen: &'a FeatureTable,
-    pub slip: &'a dyn Fn(&str) -> Option<&'a str>,
-    /// Where an unseen word that is no slip is two seen words glued (a byte offset).
-    pub glued: &'a dyn Fn(&str) -> Option<usize>,
+    pub read: &'a dyn Fn(&str) -> Option<Meant<'a>>,
 }
 
 /// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
@@ -106,26 +105,25 @@ pub(super) fn features_into(
         word_features(padded, out);
         // The whole word's feature, just pushed: a word the examples had is read as written.
         let whole = out.last().copied().unwrap_or_default();
-        let Some(r) = reading.filter(|r| r.seen.get(whole).is_none()) else {
+        let Some(meant) = reading
+            .filter(|r| r.seen.get(whole).is_none())
+            .and_then(|r| (r.read)(word))
+        else {
             continue;
         };
-        if let Some(meant) = (r.slip)(word) {
-            // Both readings: a real word the lists do not know keeps its own features.
+        // Both readings: a real word the lists do not know keeps its own features, and adds
+        // those of the word it was meant as (or of the two words, as if the space were there).
+        let (first, second) = match meant {
+            Meant::Slip(w) => (w, ""),
+            Meant::Glued(at) => (&word[..at], &word[at..]),
+        };
+        for meant in [first, second].into_iter().filter(|w| !w.is_empty()) {
             padded.truncate(1);
             padded.extend(meant.chars());
             padded.push(' ');
             word_features(padded, out);
-            slipped = true;
-        } else if let Some(at) = (r.glued)(word) {
-            // The two words as if the space were there, besides the glued word's own.
-            for half in [&word[..at], &word[at..]] {
-                padded.truncate(1);
-                padded.extend(half.chars());
-                padded.push(' ');
-                word_features(padded, out);
-            }
-            slipped = true;
         }
+        slipped = true;
     }
     slipped
 }

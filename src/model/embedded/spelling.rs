@@ -36,6 +36,15 @@ pub(super) struct Spelling {
     endings: Option<Arc<Endings>>,
 }
 
+/// What a word the examples never had is read as ([`Spelling::meant`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Meant<'s> {
+    /// A slip of typing for this word of the examples.
+    Slip(&'s str),
+    /// Two words of the examples typed without the space: the byte offset of the cut.
+    Glued(usize),
+}
+
 /// The longest word read as a slip, in letters.
 const MAX_LETTERS: usize = 32;
 
@@ -158,6 +167,13 @@ impl Spelling {
             [(_, w)] => Some(w),
             [(n, w), (m, _), ..] => (n > m).then_some(*w),
         }
+    }
+
+    /// What `word` — one the examples never had — is read as: a slip of an example's word
+    /// ([`Self::read`]), else two words of the examples glued ([`Self::glued`]). The one place
+    /// that says which reading comes first, for the features and for the trace alike.
+    pub fn meant(&self, word: &str) -> Option<Meant<'_>> {
+        (self.read(word).map(Meant::Slip)).or_else(|| self.glued(word).map(Meant::Glued))
     }
 
     /// Where `word` — one the examples never had and no slip of theirs — is two words that
