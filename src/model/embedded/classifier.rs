@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 
 use super::features::{
-    BASIS, FeatureTable, Reading, counted, features, features_into, step, whole_word, words,
+    BASIS, FeatureTable, Meant, Reading, counted, features, features_into, step, whole_word, words,
 };
 use super::rows;
-use super::spelling::{Meant, Spelling};
+use super::spelling::Spelling;
 use super::top::{Top, best_two};
 use crate::text::Normalizer;
 

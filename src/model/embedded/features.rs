@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 
-use super::spelling::Meant;
 use crate::text::is_alphanumeric;
 
 /// Feature hashes to dense ids: open addressing with linear probing over a power-of-two table
@@ -79,6 +78,15 @@ pub(super) fn features(text: &str) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
     features_into(text, &mut out, &mut Vec::with_capacity(32), None);
     out
+}
+
+/// What a word the examples never had is read as (the spelling index's `meant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Meant<'s> {
+    /// A slip of typing for this word of the examples.
+    Slip(&'s str),
+    /// Two words of the examples typed without the space: the byte offset of the cut.
+    Glued(usize),
 }
 
 /// How a message's words are read: a word whose whole-word feature was never `seen` may be a

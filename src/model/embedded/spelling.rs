@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::features::{BASIS, step, words};
+use super::features::{BASIS, Meant, step, words};
 use crate::text::fuzzy::{KnownWords, edit_between};
 use crate::text::{Endings, is_word};
 
@@ -34,15 +34,6 @@ pub(super) struct Spelling {
     /// The language's endings: a word that differs from an example's word only in its ending
     /// is another form of it, not a slip.
     endings: Option<Arc<Endings>>,
-}
-
-/// What a word the examples never had is read as ([`Spelling::meant`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Meant<'s> {
-    /// A slip of typing for this word of the examples.
-    Slip(&'s str),
-    /// Two words of the examples typed without the space: the byte offset of the cut.
-    Glued(usize),
 }
 
 /// The longest word read as a slip, in letters.
