@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::features::{BASIS, Meant, step, words};
 use crate::text::fuzzy::{KnownWords, edit_between};
@@ -27,8 +27,11 @@ pub(super) struct Spelling {
     words: Vec<(Box<str>, u32)>,
     /// `(key, word)` sorted: each word's hash and its hashes with one letter left out.
     keys: Vec<(u64, u32)>,
-    /// Each two words side by side in an example, hashed ([`pair`]), sorted.
-    pairs: Vec<u64>,
+    /// Where each key's run starts in `keys`: one probe a lookup, where a binary search over
+    /// tens of thousands of keys missed the cache at most steps.
+    starts: FxHashMap<u64, u32>,
+    /// Each two words side by side in an example, hashed ([`pair`]).
+    pairs: FxHashSet<u64>,
     /// Real words no example has, never read as another.
     known: Option<Arc<KnownWords>>,
     /// The language's endings: a word that differs from an example's word only in its ending
@@ -71,19 +74,17 @@ impl Spelling {
         endings: Option<Arc<Endings>>,
     ) -> Self {
         let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
-        let mut pairs = Vec::new();
+        let mut pairs = FxHashSet::default();
         for text in examples {
             let mut before: Option<&str> = None;
             for w in words(text) {
                 *counts.entry(w).or_default() += 1;
                 if let Some(b) = before {
-                    pairs.push(pair(b, w));
+                    pairs.insert(pair(b, w));
                 }
                 before = Some(w);
             }
         }
-        pairs.sort_unstable();
-        pairs.dedup();
         let mut words: Vec<(Box<str>, u32)> = counts
             .into_iter()
             .filter(|(w, _)| w.chars().count() + 1 >= from && w.chars().all(is_letter))
@@ -102,10 +103,15 @@ impl Spelling {
         }
         keys.sort_unstable();
         keys.dedup();
+        let mut starts = FxHashMap::default();
+        for (at, &(k, _)) in keys.iter().enumerate().rev() {
+            starts.insert(k, u32::try_from(at).unwrap_or(u32::MAX));
+        }
         Self {
             from,
             words,
             keys,
+            starts,
             pairs,
             known,
             endings,
@@ -133,8 +139,11 @@ impl Spelling {
         let probes = std::iter::once(None).chain((0..letters.len()).map(Some));
         for probe in probes {
             let h = key(letters, probe);
-            let start = self.keys.partition_point(|&(k, _)| k < h);
-            for &(_, i) in self.keys[start..].iter().take_while(|&&(k, _)| k == h) {
+            let Some(&start) = self.starts.get(&h) else {
+                continue;
+            };
+            let run = self.keys.get(start as usize..).unwrap_or_default();
+            for &(_, i) in run.iter().take_while(|&&(k, _)| k == h) {
                 let (candidate, n) = &self.words[i as usize];
                 // A first letter wrong only in a longer word: short words with another first
                 // letter are too often other words.
@@ -183,11 +192,7 @@ impl Spelling {
             if k < SIDE || letters - k < SIDE {
                 continue;
             }
-            if self
-                .pairs
-                .binary_search(&pair(&word[..at], &word[at..]))
-                .is_ok()
-            {
+            if self.pairs.contains(&pair(&word[..at], &word[at..])) {
                 if cut.is_some() {
                     return None;
                 }
