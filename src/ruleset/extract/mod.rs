@@ -596,6 +596,20 @@ mod tests {
         assert_eq!(value("thousand 15"), Some(Value::from(15000)));
     }
 
+    /// A pattern whose `number` group is empty reads a unit said alone as one of it: «under a
+    /// thousand» is 1,000; without a unit it fills nothing.
+    #[test]
+    fn a_unit_said_alone_is_one_of_it() {
+        let n = numbers(&[
+            r"under (?P<number>[0-9]+) ?(?P<unit>thousand\w*)?",
+            r"under an? (?P<number>)(?P<unit>thousand\w*)?",
+        ]);
+        let value = |t: &str| n.find(t).map(|f| f.value);
+        assert_eq!(value("under a thousand"), Some(Value::from(1000)));
+        assert_eq!(value("under 3 thousand"), Some(Value::from(3000)));
+        assert_eq!(value("under a cent"), None);
+    }
+
     /// Two number words add up only when the second is of a lower place: «twenty seven» is 27,
     /// «seven-twenty thousand» is a range (7 and 20 thousand), not 27 thousand, nor is «seven
     /// seven» fourteen.

@@ -159,7 +159,15 @@ impl NumberDef {
                 let Some(whole) = c.get(0) else {
                     continue;
                 };
+                let said_unit = c
+                    .name("unit")
+                    .is_some_and(|u| !u.as_str().trim().is_empty());
                 let n = match (c.name("number"), c.name("from"), c.name("to")) {
+                    // An empty number before a unit said alone is one of the unit («under a
+                    // thousand»: 1,000).
+                    (Some(digits), _, _) if digits.as_str().trim().is_empty() => {
+                        said_unit.then_some(1.0)
+                    }
                     (Some(digits), _, _) => plain(digits.as_str()),
                     (None, Some(from), Some(to)) => self.span(from.as_str(), to.as_str()),
                     _ => None,
@@ -167,9 +175,6 @@ impl NumberDef {
                 let Some(mut n) = n else {
                     continue;
                 };
-                let said_unit = c
-                    .name("unit")
-                    .is_some_and(|u| !u.as_str().trim().is_empty());
                 if let Some((below, times)) = self.without_unit
                     && c.name("number").is_some()
                     && !said_unit
