@@ -17,7 +17,9 @@ use crate::text::{EntryError, Normalizer, WordMatcher};
 pub(super) type ExtractPatterns<'a> = HashMap<&'a str, Result<Regex, EntryError>>;
 
 /// Compiles tool `i`'s `extract`, reporting every problem where it is written; `schema` is the
-/// tool's arguments schema, `patterns` every extraction pattern compiled.
+/// tool's arguments schema, `patterns` every extraction pattern compiled, `typos` the lengths
+/// (`matching.typos`) from which `choose` words forgive a typo.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn compile(
     file: &SourceFile,
     i: usize,
@@ -25,12 +27,14 @@ pub(super) fn compile(
     schema: &Value,
     norm: &Normalizer,
     patterns: &ExtractPatterns<'_>,
+    typos: Option<(usize, usize)>,
     findings: &mut Findings,
 ) -> Vec<ArgExtract> {
     let mut cx = Cx {
         file,
         norm,
         compiled: patterns,
+        typos,
         findings,
     };
     let properties = schema.get("properties").and_then(Value::as_object);
@@ -65,6 +69,8 @@ struct Cx<'c, 'p> {
     file: &'c SourceFile,
     norm: &'c Normalizer,
     compiled: &'c ExtractPatterns<'p>,
+    /// From how many letters `choose` words forgive a typo (and the first letter's).
+    typos: Option<(usize, usize)>,
     findings: &'c mut Findings,
 }
 
@@ -253,7 +259,12 @@ impl Cx<'_, '_> {
         Some(ArgExtract {
             name: name.to_owned(),
             choices,
-            words: WordMatcher::new(&all_words, &[], norm),
+            words: WordMatcher::tolerant(
+                &all_words,
+                &[],
+                norm,
+                self.typos.filter(|_| x.typos != Some(false)),
+            ),
             word_entries,
             number,
             from_context: x.from_context,

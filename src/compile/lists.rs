@@ -508,7 +508,7 @@ pub(super) fn scanner_finding(scanner: &Scanner, lists: &[ListDef], findings: &m
 
 /// The `matching.typos` section of `files`, if any (the first: a second is reported as a
 /// duplicate `matching`).
-fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&Typos> {
+pub(super) fn typo_defaults(files: &[(SourceFile, RuleFile)]) -> Option<&Typos> {
     files
         .iter()
         .find_map(|(_, rf)| rf.matching.as_ref())

@@ -250,6 +250,13 @@ fn compile(
         },
     );
     lists::scanner_finding(&scanner, &lists, findings);
+    // A real word the lists know is no typo of an argument's `choose` words either.
+    let mut tools = tools;
+    if let Some(known) = scanner.known_words() {
+        for x in tools.iter_mut().flat_map(|t| t.extract.iter_mut()) {
+            x.words.share_known_words(known.clone());
+        }
+    }
     lists::unused(&lists, &symbols, &used, findings);
 
     let router = router?;

@@ -81,6 +81,8 @@ pub(super) fn compile(
 ) -> Vec<ToolDef> {
     let mut tools = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
+    // `choose` words forgive a typo as word lists do (`matching.typos`).
+    let typos = super::lists::typo_defaults(files).map(|t| (t.from, t.first_letter_from));
     for (file, rf) in files {
         for (i, t) in rf.tools.iter().enumerate() {
             if !seen.insert(&t.id) {
@@ -91,7 +93,7 @@ pub(super) fn compile(
                 let mut cx = CondCx::new(symbols, used, findings, file, Scope::Request);
                 cx.compile(c, &format!("/tools/{i}/available_when"))
             });
-            let extract = extract::compile(file, i, t, &arguments, norm, patterns, findings);
+            let extract = extract::compile(file, i, t, &arguments, norm, patterns, typos, findings);
             let Some(validator) = validator else { continue };
             tools.push(ToolDef {
                 id: Arc::from(t.id.as_str()),

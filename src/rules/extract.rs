@@ -48,6 +48,10 @@ pub struct Extraction {
     /// required one then makes the call fail validation: a plain chat answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
+    /// Whether `choose` words forgive one typo, as word lists do (`matching.typos`: "monht"
+    /// picks `month`). Default true; `false` matches them only as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typos: Option<bool>,
 }
 
 /// One value of a `choose` list and the words that pick it.

@@ -307,6 +307,12 @@ impl FuzzyStems {
         Arc::make_mut(&mut self.known).extend(words);
     }
 
+    /// Every word `other` knows is never read as a typo either (`other` is shared, not
+    /// copied: the rule set's known words, for a list compiled on its own).
+    pub fn share_known(&mut self, other: Arc<KnownWords>) {
+        Arc::make_mut(&mut self.known).also_know(other);
+    }
+
     /// The words never read as a typo.
     pub fn known(&self) -> &Arc<KnownWords> {
         &self.known
@@ -456,6 +462,8 @@ pub(crate) struct KnownWords {
     bits: Vec<u64>,
     bit_bits: u32,
     endings: Option<Arc<Endings>>,
+    /// Another set whose words are known too (the rule set's, for a list compiled alone).
+    also: Option<Arc<KnownWords>>,
 }
 
 impl KnownWords {
@@ -487,6 +495,11 @@ impl KnownWords {
         hashes.sort_unstable();
         hashes.dedup();
         hashes
+    }
+
+    /// Every word of `other` is known too (shared, not copied).
+    fn also_know(&mut self, other: Arc<KnownWords>) {
+        self.also = Some(other);
     }
 
     /// Adds `words` (normalised), matched as written.
@@ -523,6 +536,13 @@ impl KnownWords {
     /// word (in one of its forms).
     #[inline(never)]
     fn knows(&self, word: &str, w: &[char], ends: &[usize; MAX_LETTERS + 1]) -> bool {
+        self.knows_here(word, w, ends)
+            || (self.also.as_ref()).is_some_and(|a| a.knows_here(word, w, ends))
+    }
+
+    /// [`Self::knows`] without [`Self::also_know`]'s set.
+    #[inline]
+    fn knows_here(&self, word: &str, w: &[char], ends: &[usize; MAX_LETTERS + 1]) -> bool {
         if self.bits.is_empty() {
             return false;
         }

@@ -14,6 +14,17 @@ pub struct WordMatcher {
 impl WordMatcher {
     /// Builds the matcher; bad entries are skipped.
     pub fn new(words: &[String], patterns: &[String], norm: &Normalizer) -> Self {
+        Self::tolerant(words, patterns, norm, None)
+    }
+
+    /// [`Self::new`], its stems of `typos.0` letters and more also matching a word with one
+    /// typo (from `typos.1` letters, of the first letter too), as a rule file's word list does.
+    pub fn tolerant(
+        words: &[String],
+        patterns: &[String],
+        norm: &Normalizer,
+        typos: Option<(usize, usize)>,
+    ) -> Self {
         let sources: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let compiled: Vec<Option<ListPattern>> = super::compile_list_patterns(&sources)
             .into_iter()
@@ -21,6 +32,8 @@ impl WordMatcher {
             .collect();
         let options = ListOptions {
             gap: super::DEFAULT_GAP,
+            typos_from: typos.map(|t| t.0),
+            typo_first_letter_from: typos.map(|t| t.1),
             ..ListOptions::default()
         };
         let spec = ListSpec {
@@ -32,6 +45,12 @@ impl WordMatcher {
         Self {
             scanner: Scanner::new(&[spec], norm),
         }
+    }
+
+    /// Every word `known` knows is never read as a typo of an entry (the rule set's known
+    /// words: real words no entry of this matcher has).
+    pub(crate) fn share_known_words(&mut self, known: std::sync::Arc<super::fuzzy::KnownWords>) {
+        self.scanner.share_known_words(known);
     }
 
     /// The first entry found in `text` (normalised by the same [`Normalizer`]).

@@ -447,6 +447,39 @@ fn a_pre_rule_call_fills_its_arguments_as_the_tools_extract_says() {
     assert!(d.location.is_some() && d.message.contains("'query'"), "{d}");
 }
 
+/// `choose` words forgive one typo as word lists do (`matching.typos`), unless the argument
+/// says `typos: false`; a word some list knows is never read as their typo.
+#[test]
+fn choose_words_forgive_a_typo_as_word_lists_do() {
+    // Another list (after the pre-rule's) knows «speaker», one letter from «sneaker».
+    let typos = r#"
+  - id: gadget_words
+    description: a real word one letter from «sneaker»
+    words: [speaker]
+matching:
+  description: typos from five letters
+  typos: {from: 5}"#;
+    let kind = |extract: &str, text: &str| {
+        let loaded = extracting_pack(&format!("{extract}{SHOP_PRE_RULE}{typos}"));
+        let rs = loaded
+            .ruleset
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let d = turnout::engine::decide_without_model(&rs, &say(text)).expect("decided");
+        assert_eq!(tools(&d), ["shop"], "{:#?}", d.trace);
+        d.calls[0].arguments["kind"].clone()
+    };
+    assert_eq!(kind(SHOP_EXTRACT, "buy a smartphnoe under 2k"), "phone");
+    assert_eq!(kind(SHOP_EXTRACT, "buy sneakres"), "shoes");
+    // «speaker» is one letter from «sneaker», but a list knows it: no typo.
+    assert_eq!(kind(SHOP_EXTRACT, "buy a speaker"), "other");
+    let exact = SHOP_EXTRACT.replace(
+        "        default: other",
+        "        default: other\n        typos: false",
+    );
+    assert_eq!(kind(&exact, "buy a smartphnoe under 2k"), "other");
+    assert_eq!(kind(&exact, "buy a smartphone under 2k"), "phone");
+}
+
 /// Copies the shipped rules (without their tests) into a temporary directory, with the
 /// router's timeout set to `timeout_ms`.
 fn rules_copy(timeout_ms: u64) -> tempfile::TempDir {

@@ -254,6 +254,17 @@ impl Scanner {
         self
     }
 
+    /// The same scanner, where every word `known` knows is never read as a typo either
+    /// (shared, not copied: a list compiled alone knows the rule set's words).
+    pub(crate) fn share_known_words(
+        &mut self,
+        known: std::sync::Arc<crate::text::fuzzy::KnownWords>,
+    ) {
+        if let Some(t) = &mut self.typos {
+            t.share_known(known);
+        }
+    }
+
     /// The words the typo index never reads as a typo (every word of a typo-tolerant list's
     /// entries in its forms, and `matching.typos.known_words`); `None` without such a list.
     pub(crate) fn known_words(&self) -> Option<std::sync::Arc<crate::text::fuzzy::KnownWords>> {

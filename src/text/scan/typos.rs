@@ -87,6 +87,11 @@ impl Typos {
     pub(super) fn know<'a>(&mut self, words: impl IntoIterator<Item = &'a str>) {
         self.stems.know(words);
     }
+
+    /// Every word `other` knows is never read as a typo either.
+    pub(super) fn share_known(&mut self, other: Arc<KnownWords>) {
+        self.stems.share_known(other);
+    }
 }
 
 impl Strategy for Typos {
