@@ -110,6 +110,7 @@ pub(super) fn features_into(
         padded.push(' ');
         padded.extend(word.chars());
         padded.push(' ');
+        let before = out.len();
         word_features(padded, out);
         // The whole word's feature, just pushed: a word the examples had is read as written.
         let whole = out.last().copied().unwrap_or_default();
@@ -119,10 +120,16 @@ pub(super) fn features_into(
         else {
             continue;
         };
-        // Both readings: a real word the lists do not know keeps its own features, and adds
-        // those of the word it was meant as (or of the two words, as if the space were there).
+        // A slip is read as the word it was meant as, its own features dropped: they are
+        // the classifier's unseen ones, and each made the message longer without a vote, so a
+        // message with a slip leaned to no tool (a search for one's misspelled essay; on the
+        // eval sets +5 tools and skills, +3 left alone). A glued word
+        // keeps its features and adds those of the two words, as if the space were there.
         let (first, second) = match meant {
-            Meant::Slip(w) => (w, ""),
+            Meant::Slip(w) => {
+                out.truncate(before);
+                (w, "")
+            }
             Meant::Glued(at) => (&word[..at], &word[at..]),
         };
         for meant in [first, second].into_iter().filter(|w| !w.is_empty()) {
