@@ -850,6 +850,63 @@ async fn the_embedded_router_decides_the_blind_thirty_third_set() {
     assert!(chat_share >= 0.920, "left alone {chat_share:.3} < 0.920");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_thirty_fourth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set34.yaml", 10, 290).await;
+    // Written blind in everyday phrasing by a small veterinary clinic in Kostroma (vets, the
+    // administrator, pet owners): 300 messages, 100 need no tool. Scored blind on the pack of
+    // the session's start: 88.5 % (177/200) and 93.0 % (93/100); on the pack when it arrived the
+    // same. Then used.
+    assert!(
+        tool_share >= 0.000,
+        "tool decisions {tool_share:.3} < 0.000"
+    );
+    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_thirty_fifth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set35.yaml", 10, 290).await;
+    // Written blind across writing styles (voice, office, slang, three habits of Latin letters,
+    // English words, CAPS, emoji, typos) by a taxi and courier service in Makhachkala: 300
+    // messages, 100 need no tool. Scored blind on the pack of the session's start: 88.0 %
+    // (176/200) and 88.0 % (88/100); on the pack when it arrived 88.5 % and 88.0 %. Then used.
+    assert!(
+        tool_share >= 0.000,
+        "tool decisions {tool_share:.3} < 0.000"
+    );
+    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_thirty_sixth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set36.yaml", 10, 290).await;
+    // Written blind in everyday phrasing by a family guesthouse and sauna on Lake Seliger: 300
+    // messages, 100 need no tool. Scored blind on the pack of the session's start: 85.0 %
+    // (170/200) and 91.0 % (91/100); on the pack when it arrived, after sets 34 and 35 were used,
+    // 86.0 % and 91.0 %. Then used.
+    assert!(
+        tool_share >= 0.000,
+        "tool decisions {tool_share:.3} < 0.000"
+    );
+    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_thirty_seventh_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set37.yaml", 10, 290).await;
+    // Written blind across writing styles (IT jargon, Latin letters, English words, office
+    // register, voice, CAPS, typos) by an IT team and their relatives in Tomsk: 300 messages, 100
+    // need no tool. Scored blind on the pack of the session's start: 88.5 % (177/200) and 92.0 %
+    // (92/100); on the pack when it arrived, after sets 34 to 36 were used, 89.0 % and 92.0 %.
+    // Then used.
+    assert!(
+        tool_share >= 0.000,
+        "tool decisions {tool_share:.3} < 0.000"
+    );
+    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;
