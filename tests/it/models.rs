@@ -356,8 +356,8 @@ async fn the_embedded_router_decides_the_blind_fourth_set() {
     // the figures reached, so a change that makes decisions worse fails here.
     // Then after twice the examples, then a second round: 94.0 % (142/151), 85.5 % (53/62).
     assert!(
-        tool_share >= 0.973,
-        "tool decisions {tool_share:.3} < 0.973"
+        tool_share >= 0.980,
+        "tool decisions {tool_share:.3} < 0.980"
     );
     assert!(chat_share >= 0.903, "left alone {chat_share:.3} < 0.903");
 }
@@ -376,7 +376,7 @@ async fn the_embedded_router_decides_the_blind_fifth_set() {
         tool_share >= 0.968,
         "tool decisions {tool_share:.3} < 0.968"
     );
-    assert!(chat_share >= 0.900, "left alone {chat_share:.3} < 0.900");
+    assert!(chat_share >= 0.912, "left alone {chat_share:.3} < 0.912");
 }
 
 #[tokio::test]
@@ -393,7 +393,7 @@ async fn the_embedded_router_decides_the_blind_sixth_set() {
         tool_share >= 0.970,
         "tool decisions {tool_share:.3} < 0.970"
     );
-    assert!(chat_share >= 0.923, "left alone {chat_share:.3} < 0.923");
+    assert!(chat_share >= 0.934, "left alone {chat_share:.3} < 0.934");
 }
 
 #[tokio::test]
@@ -412,7 +412,7 @@ async fn the_embedded_router_decides_the_blind_seventh_set() {
         tool_share >= 0.976,
         "tool decisions {tool_share:.3} < 0.976"
     );
-    assert!(chat_share >= 0.966, "left alone {chat_share:.3} < 0.966");
+    assert!(chat_share >= 0.973, "left alone {chat_share:.3} < 0.973");
 }
 
 #[tokio::test]
@@ -431,10 +431,10 @@ async fn the_embedded_router_decides_the_blind_eighth_set() {
     // the English words of set 14 read as Russian ones, one «мне бы гугл таблицу …» lost to the
     // retraining: 83.4 % (156/187) and 92.6 % (125/135).
     assert!(
-        tool_share >= 0.887,
-        "tool decisions {tool_share:.3} < 0.887"
+        tool_share >= 0.903,
+        "tool decisions {tool_share:.3} < 0.903"
     );
-    assert!(chat_share >= 0.948, "left alone {chat_share:.3} < 0.948");
+    assert!(chat_share >= 0.962, "left alone {chat_share:.3} < 0.962");
 }
 
 #[tokio::test]
@@ -454,10 +454,10 @@ async fn the_embedded_router_decides_the_blind_ninth_set() {
     // не то, мне другой файл нужен был» after «Открыл «Смета кухня.xlsx»», now a new document:
     // 82.5 % (180/218), 93.0 % (146/157).
     assert!(
-        tool_share >= 0.848,
-        "tool decisions {tool_share:.3} < 0.848"
+        tool_share >= 0.853,
+        "tool decisions {tool_share:.3} < 0.853"
     );
-    assert!(chat_share >= 0.936, "left alone {chat_share:.3} < 0.936");
+    assert!(chat_share >= 0.949, "left alone {chat_share:.3} < 0.949");
 }
 
 #[tokio::test]
@@ -473,10 +473,10 @@ async fn the_embedded_router_decides_the_blind_tenth_set() {
     // question follows it: 89.3 % (192/215), 94.9 %; after set 13's changes: the floors below
     // (91.6 %, 197/215; 94.9 %).
     assert!(
-        tool_share >= 0.958,
-        "tool decisions {tool_share:.3} < 0.958"
+        tool_share >= 0.962,
+        "tool decisions {tool_share:.3} < 0.962"
     );
-    assert!(chat_share >= 0.966, "left alone {chat_share:.3} < 0.966");
+    assert!(chat_share >= 0.971, "left alone {chat_share:.3} < 0.971");
 }
 
 #[tokio::test]
@@ -493,8 +493,8 @@ async fn the_embedded_router_decides_the_blind_eleventh_set() {
     // 95.3 % (141/148); with the generation verbs, the infinitive request, attachments and the
     // calendar named with «когда» (set 12's changes): 93.0 % (240/258) and 95.3 %.
     assert!(
-        tool_share >= 0.965,
-        "tool decisions {tool_share:.3} < 0.965"
+        tool_share >= 0.968,
+        "tool decisions {tool_share:.3} < 0.968"
     );
     assert!(chat_share >= 0.972, "left alone {chat_share:.3} < 0.972");
 }
@@ -512,10 +512,10 @@ async fn the_embedded_router_decides_the_blind_twelfth_set() {
     // (spare parts, wanted ads without «объявление», chart shapes, a post's topic, «а то
     // забуду», complaints): 89.0 % (210/236) and 91.8 % (145/158).
     assert!(
-        tool_share >= 0.949,
-        "tool decisions {tool_share:.3} < 0.949"
+        tool_share >= 0.953,
+        "tool decisions {tool_share:.3} < 0.953"
     );
-    assert!(chat_share >= 0.943, "left alone {chat_share:.3} < 0.943");
+    assert!(chat_share >= 0.949, "left alone {chat_share:.3} < 0.949");
 }
 
 #[tokio::test]
@@ -529,10 +529,10 @@ async fn the_embedded_router_decides_the_blind_thirteenth_set() {
     // file, complaints opening the health interview, spare parts and wanted ads, and
     // daydreams: the floors below.
     assert!(
-        tool_share >= 0.951,
-        "tool decisions {tool_share:.3} < 0.951"
+        tool_share >= 0.959,
+        "tool decisions {tool_share:.3} < 0.959"
     );
-    assert!(chat_share >= 0.928, "left alone {chat_share:.3} < 0.928");
+    assert!(chat_share >= 0.934, "left alone {chat_share:.3} < 0.934");
 }
 
 #[tokio::test]
@@ -547,8 +547,8 @@ async fn the_embedded_router_decides_the_blind_fourteenth_set() {
     // noun and a time, a file named with «поставь / внеси», a price to wait for, a picture
     // named by what it is, and wanted ads: the floors below.
     assert!(
-        tool_share >= 0.931,
-        "tool decisions {tool_share:.3} < 0.931"
+        tool_share >= 0.946,
+        "tool decisions {tool_share:.3} < 0.946"
     );
     assert!(chat_share >= 0.990, "left alone {chat_share:.3} < 0.990");
 }
@@ -564,10 +564,10 @@ async fn the_embedded_router_decides_the_blind_fifteenth_set() {
     // after a comma, video and music named by a need, a story then «короче, …», «туда»
     // asking back, and opinions that a thing is outdated: the floors below.
     assert!(
-        tool_share >= 0.974,
-        "tool decisions {tool_share:.3} < 0.974"
+        tool_share >= 0.977,
+        "tool decisions {tool_share:.3} < 0.977"
     );
-    assert!(chat_share >= 0.964, "left alone {chat_share:.3} < 0.964");
+    assert!(chat_share >= 0.968, "left alone {chat_share:.3} < 0.968");
 }
 
 #[tokio::test]
@@ -600,8 +600,8 @@ async fn the_embedded_router_decides_the_blind_seventeenth_set() {
     // post's topic after «для кого,», a noun before «бы написать», a sell verb with a price,
     // and a wanted ad written «выставь, что мне нужен…»: the floors below.
     assert!(
-        tool_share >= 0.951,
-        "tool decisions {tool_share:.3} < 0.951"
+        tool_share >= 0.959,
+        "tool decisions {tool_share:.3} < 0.959"
     );
     assert!(chat_share >= 0.953, "left alone {chat_share:.3} < 0.953");
 }
@@ -618,10 +618,10 @@ async fn the_embedded_router_decides_the_blind_eighteenth_set() {
     // for, calories of a dish, «растолкуй по порядку» and indirect questions «узнай, когда …»:
     // the floors below.
     assert!(
-        tool_share >= 0.939,
-        "tool decisions {tool_share:.3} < 0.939"
+        tool_share >= 0.951,
+        "tool decisions {tool_share:.3} < 0.951"
     );
-    assert!(chat_share >= 0.969, "left alone {chat_share:.3} < 0.969");
+    assert!(chat_share >= 0.984, "left alone {chat_share:.3} < 0.984");
 }
 
 #[tokio::test]
@@ -633,8 +633,8 @@ async fn the_embedded_router_decides_the_blind_nineteenth_set() {
     // 94.3 % (50/53). After its families (leaving phrases, other words for «напомни», a pass
     // or a road in winter, argument words): the floors below.
     assert!(
-        tool_share >= 0.954,
-        "tool decisions {tool_share:.3} < 0.954"
+        tool_share >= 0.963,
+        "tool decisions {tool_share:.3} < 0.963"
     );
     assert!(chat_share >= 0.962, "left alone {chat_share:.3} < 0.962");
 }
@@ -648,8 +648,8 @@ async fn the_embedded_router_decides_the_blind_twentieth_set() {
     // After a mode switch with the assistant named, «одно и то же?», «уже никому не нужна»,
     // English edit verbs and the rest of its families: the floors below.
     assert!(
-        tool_share >= 0.981,
-        "tool decisions {tool_share:.3} < 0.981"
+        tool_share >= 0.985,
+        "tool decisions {tool_share:.3} < 0.985"
     );
     assert!(chat_share >= 0.966, "left alone {chat_share:.3} < 0.966");
 }
@@ -679,8 +679,8 @@ async fn the_embedded_router_decides_the_blind_twenty_second_set() {
     // (190/207) and 93.4 % (57/61); on the pack of the session's start 91.3 % (189/207).
     // After «x» read as «х» and «sz/cz» as «ш/ч», and its families: the floors below.
     assert!(
-        tool_share >= 0.951,
-        "tool decisions {tool_share:.3} < 0.951"
+        tool_share >= 0.966,
+        "tool decisions {tool_share:.3} < 0.966"
     );
     assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
@@ -695,8 +695,8 @@ async fn the_embedded_router_decides_the_blind_twenty_third_set() {
     // …», «за что платят», a negated «не сочиняй», «бесполезная» and «перекупить»: the floors
     // below.
     assert!(
-        tool_share >= 0.923,
-        "tool decisions {tool_share:.3} < 0.923"
+        tool_share >= 0.936,
+        "tool decisions {tool_share:.3} < 0.936"
     );
     assert!(chat_share >= 0.895, "left alone {chat_share:.3} < 0.895");
 }
@@ -711,8 +711,8 @@ async fn the_embedded_router_decides_the_blind_twenty_fourth_set() {
     // 83.7 % (175/209) and 91.1 %. Then «Разъясните, …», «платная?» and «выставь от меня
     // карточку: куплю …»: the floors below.
     assert!(
-        tool_share >= 0.918,
-        "tool decisions {tool_share:.3} < 0.918"
+        tool_share >= 0.947,
+        "tool decisions {tool_share:.3} < 0.947"
     );
     assert!(chat_share >= 0.964, "left alone {chat_share:.3} < 0.964");
 }
@@ -743,8 +743,8 @@ async fn the_embedded_router_decides_the_blind_twenty_sixth_set() {
     // leaving a skill in office register, «— это что?» at the end, «не размещайте» and «что мы
     // купим»: the floors below.
     assert!(
-        tool_share >= 0.935,
-        "tool decisions {tool_share:.3} < 0.935"
+        tool_share >= 0.940,
+        "tool decisions {tool_share:.3} < 0.940"
     );
     assert!(chat_share >= 0.952, "left alone {chat_share:.3} < 0.952");
 }
@@ -758,8 +758,8 @@ async fn the_embedded_router_decides_the_blind_twenty_seventh_set() {
     // «— это кто …?», publishing a shown draft, opening hours, car parts, access with an
     // address, site figures in own words: the floors below.
     assert!(
-        tool_share >= 0.892,
-        "tool decisions {tool_share:.3} < 0.892"
+        tool_share >= 0.905,
+        "tool decisions {tool_share:.3} < 0.905"
     );
     assert!(chat_share >= 0.970, "left alone {chat_share:.3} < 0.970");
 }
@@ -774,8 +774,8 @@ async fn the_embedded_router_decides_the_blind_twenty_eighth_set() {
     // swellings, calories in office register, context rules read part by part: the floors
     // below.
     assert!(
-        tool_share >= 0.951,
-        "tool decisions {tool_share:.3} < 0.951"
+        tool_share >= 0.960,
+        "tool decisions {tool_share:.3} < 0.960"
     );
     assert!(chat_share >= 0.951, "left alone {chat_share:.3} < 0.951");
 }
@@ -790,8 +790,8 @@ async fn the_embedded_router_decides_the_blind_twenty_ninth_set() {
     // the session's start 92.4 % (146/158) and 88.1 %. Only the Documents mode switch was
     // changed after it: the floors below.
     assert!(
-        tool_share >= 0.936,
-        "tool decisions {tool_share:.3} < 0.936"
+        tool_share >= 0.943,
+        "tool decisions {tool_share:.3} < 0.943"
     );
     assert!(chat_share >= 0.904, "left alone {chat_share:.3} < 0.904");
 }
@@ -803,8 +803,8 @@ async fn the_embedded_router_decides_the_blind_thirtieth_set() {
     // no tool (the side the hidden sets miss most). Scored blind on the pack of the session's
     // start: 88.5 % (177/200) and 95.0 % (95/100); then used for development: the floors below.
     assert!(
-        tool_share >= 0.950,
-        "tool decisions {tool_share:.3} < 0.950"
+        tool_share >= 0.955,
+        "tool decisions {tool_share:.3} < 0.955"
     );
     assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
@@ -816,10 +816,10 @@ async fn the_embedded_router_decides_the_blind_thirty_first_set() {
     // by a dance studio in Izhevsk: 300 messages, 100 need no tool. Scored blind on the pack of
     // the session's start: 84.0 % (168/200) and 89.0 % (89/100); then used for development.
     assert!(
-        tool_share >= 0.890,
-        "tool decisions {tool_share:.3} < 0.890"
+        tool_share >= 0.910,
+        "tool decisions {tool_share:.3} < 0.910"
     );
-    assert!(chat_share >= 0.940, "left alone {chat_share:.3} < 0.940");
+    assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
 
 #[tokio::test]
@@ -830,8 +830,8 @@ async fn the_embedded_router_decides_the_blind_thirty_second_set() {
     // no tool. Scored blind on the pack after sets 30 and 31: 88.0 % (176/200) and 94.0 %
     // (94/100); on the pack of the session's start 88.5 % and 94.0 %. Then used: the floors.
     assert!(
-        tool_share >= 0.910,
-        "tool decisions {tool_share:.3} < 0.910"
+        tool_share >= 0.925,
+        "tool decisions {tool_share:.3} < 0.925"
     );
     assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
@@ -844,10 +844,10 @@ async fn the_embedded_router_decides_the_blind_thirty_third_set() {
     // 100 need no tool. Scored blind on the pack after sets 30 and 31: 85.0 % (170/200) and
     // 90.0 % (90/100); on the pack of the session's start 85.0 % and 91.0 %. Then used.
     assert!(
-        tool_share >= 0.890,
-        "tool decisions {tool_share:.3} < 0.890"
+        tool_share >= 0.930,
+        "tool decisions {tool_share:.3} < 0.930"
     );
-    assert!(chat_share >= 0.920, "left alone {chat_share:.3} < 0.920");
+    assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
 
 #[tokio::test]
@@ -858,10 +858,10 @@ async fn the_embedded_router_decides_the_blind_thirty_fourth_set() {
     // the session's start: 88.5 % (177/200) and 93.0 % (93/100); on the pack when it arrived the
     // same. Then used.
     assert!(
-        tool_share >= 0.000,
-        "tool decisions {tool_share:.3} < 0.000"
+        tool_share >= 0.915,
+        "tool decisions {tool_share:.3} < 0.915"
     );
-    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+    assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
 
 #[tokio::test]
@@ -872,10 +872,10 @@ async fn the_embedded_router_decides_the_blind_thirty_fifth_set() {
     // messages, 100 need no tool. Scored blind on the pack of the session's start: 88.0 %
     // (176/200) and 88.0 % (88/100); on the pack when it arrived 88.5 % and 88.0 %. Then used.
     assert!(
-        tool_share >= 0.000,
-        "tool decisions {tool_share:.3} < 0.000"
+        tool_share >= 0.915,
+        "tool decisions {tool_share:.3} < 0.915"
     );
-    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+    assert!(chat_share >= 0.910, "left alone {chat_share:.3} < 0.910");
 }
 
 #[tokio::test]
@@ -886,10 +886,10 @@ async fn the_embedded_router_decides_the_blind_thirty_sixth_set() {
     // (170/200) and 91.0 % (91/100); on the pack when it arrived, after sets 34 and 35 were used,
     // 86.0 % and 91.0 %. Then used.
     assert!(
-        tool_share >= 0.000,
-        "tool decisions {tool_share:.3} < 0.000"
+        tool_share >= 0.900,
+        "tool decisions {tool_share:.3} < 0.900"
     );
-    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+    assert!(chat_share >= 0.910, "left alone {chat_share:.3} < 0.910");
 }
 
 #[tokio::test]
@@ -901,10 +901,10 @@ async fn the_embedded_router_decides_the_blind_thirty_seventh_set() {
     // (92/100); on the pack when it arrived, after sets 34 to 36 were used, 89.0 % and 92.0 %.
     // Then used.
     assert!(
-        tool_share >= 0.000,
-        "tool decisions {tool_share:.3} < 0.000"
+        tool_share >= 0.910,
+        "tool decisions {tool_share:.3} < 0.910"
     );
-    assert!(chat_share >= 0.000, "left alone {chat_share:.3} < 0.000");
+    assert!(chat_share >= 0.940, "left alone {chat_share:.3} < 0.940");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
