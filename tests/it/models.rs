@@ -698,7 +698,7 @@ async fn the_embedded_router_decides_the_blind_twenty_third_set() {
         tool_share >= 0.936,
         "tool decisions {tool_share:.3} < 0.936"
     );
-    assert!(chat_share >= 0.895, "left alone {chat_share:.3} < 0.895");
+    assert!(chat_share >= 0.916, "left alone {chat_share:.3} < 0.916");
 }
 
 #[tokio::test]
@@ -746,7 +746,7 @@ async fn the_embedded_router_decides_the_blind_twenty_sixth_set() {
         tool_share >= 0.940,
         "tool decisions {tool_share:.3} < 0.940"
     );
-    assert!(chat_share >= 0.952, "left alone {chat_share:.3} < 0.952");
+    assert!(chat_share >= 0.968, "left alone {chat_share:.3} < 0.968");
 }
 
 #[tokio::test]
@@ -819,7 +819,7 @@ async fn the_embedded_router_decides_the_blind_thirty_first_set() {
         tool_share >= 0.910,
         "tool decisions {tool_share:.3} < 0.910"
     );
-    assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
+    assert!(chat_share >= 0.960, "left alone {chat_share:.3} < 0.960");
 }
 
 #[tokio::test]
@@ -889,7 +889,7 @@ async fn the_embedded_router_decides_the_blind_thirty_sixth_set() {
         tool_share >= 0.900,
         "tool decisions {tool_share:.3} < 0.900"
     );
-    assert!(chat_share >= 0.910, "left alone {chat_share:.3} < 0.910");
+    assert!(chat_share >= 0.920, "left alone {chat_share:.3} < 0.920");
 }
 
 #[tokio::test]
@@ -904,7 +904,7 @@ async fn the_embedded_router_decides_the_blind_thirty_seventh_set() {
         tool_share >= 0.910,
         "tool decisions {tool_share:.3} < 0.910"
     );
-    assert!(chat_share >= 0.940, "left alone {chat_share:.3} < 0.940");
+    assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
 
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
