@@ -10,7 +10,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::rules::Extraction;
 use crate::ruleset::extract::{ArgExtract, ChoiceDef, NumberDef, NumberWord, TextDef};
 use crate::source::SourceFile;
-use crate::text::{EntryError, Normalizer, WordMatcher};
+use crate::text::{EntryError, Normalizer, TypoLengths, WordMatcher};
 
 /// Every `extract` pattern of the rule files compiled, by its text (compiled before the tools'
 /// pass, on every core: `tools::extraction_patterns`).
@@ -27,7 +27,7 @@ pub(super) fn compile(
     schema: &Value,
     norm: &Normalizer,
     patterns: &ExtractPatterns<'_>,
-    typos: Option<(usize, usize)>,
+    typos: Option<TypoLengths>,
     findings: &mut Findings,
 ) -> Vec<ArgExtract> {
     let mut cx = Cx {
@@ -69,8 +69,8 @@ struct Cx<'c, 'p> {
     file: &'c SourceFile,
     norm: &'c Normalizer,
     compiled: &'c ExtractPatterns<'p>,
-    /// From how many letters `choose` words forgive a typo (and the first letter's).
-    typos: Option<(usize, usize)>,
+    /// From how many letters `choose` words forgive a typo (and one of the first letter).
+    typos: Option<TypoLengths>,
     findings: &'c mut Findings,
 }
 

@@ -227,7 +227,7 @@ fn compile(
     );
     // The scanner's automata (a quarter of the work) are built on another core while the
     // passes after the lists run; its finding, if any, is added after theirs.
-    let (scanner, (skills, tools, router, search, pre_rules, guards)) = rayon::join(
+    let (scanner, (skills, mut tools, router, search, pre_rules, guards)) = rayon::join(
         || lists::scanner(&lists, &keys, &normalizer, files),
         || {
             let skills = tools::skills(files);
@@ -251,7 +251,6 @@ fn compile(
     );
     lists::scanner_finding(&scanner, &lists, findings);
     // A real word the lists know is no typo of an argument's `choose` words either.
-    let mut tools = tools;
     if let Some(known) = scanner.known_words() {
         for x in tools.iter_mut().flat_map(|t| t.extract.iter_mut()) {
             x.words.share_known_words(known.clone());

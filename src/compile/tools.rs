@@ -82,7 +82,10 @@ pub(super) fn compile(
     let mut tools = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
     // `choose` words forgive a typo as word lists do (`matching.typos`).
-    let typos = super::lists::typo_defaults(files).map(|t| (t.from, t.first_letter_from));
+    let typos = super::lists::typo_defaults(files).map(|t| crate::text::TypoLengths {
+        from: t.from,
+        first_letter_from: t.first_letter_from,
+    });
     for (file, rf) in files {
         for (i, t) in rf.tools.iter().enumerate() {
             if !seen.insert(&t.id) {

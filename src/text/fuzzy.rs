@@ -310,7 +310,7 @@ impl FuzzyStems {
     /// Every word `other` knows is never read as a typo either (`other` is shared, not
     /// copied: the rule set's known words, for a list compiled on its own).
     pub fn share_known(&mut self, other: Arc<KnownWords>) {
-        Arc::make_mut(&mut self.known).also_know(other);
+        Arc::make_mut(&mut self.known).also = Some(other);
     }
 
     /// The words never read as a typo.
@@ -497,11 +497,6 @@ impl KnownWords {
         hashes
     }
 
-    /// Every word of `other` is known too (shared, not copied).
-    fn also_know(&mut self, other: Arc<KnownWords>) {
-        self.also = Some(other);
-    }
-
     /// Adds `words` (normalised), matched as written.
     fn extend<'a>(&mut self, words: impl IntoIterator<Item = &'a str>) {
         self.exact.extend(Self::hashes(words));
@@ -536,16 +531,10 @@ impl KnownWords {
     /// word (in one of its forms).
     #[inline(never)]
     fn knows(&self, word: &str, w: &[char], ends: &[usize; MAX_LETTERS + 1]) -> bool {
-        self.knows_here(word, w, ends)
-            || (self.also.as_ref()).is_some_and(|a| a.knows_here(word, w, ends))
-    }
-
-    /// [`Self::knows`] without [`Self::also_know`]'s set.
-    #[inline]
-    fn knows_here(&self, word: &str, w: &[char], ends: &[usize; MAX_LETTERS + 1]) -> bool {
-        if self.bits.is_empty() {
+        if self.bits.is_empty() && self.also.is_none() {
             return false;
         }
+        // The hash of each prefix of the word, once for this set and the shared one.
         let mut h = 0u64;
         let mut prefixes = [0u64; MAX_LETTERS + 1];
         for (k, &c) in w.iter().enumerate() {
@@ -553,6 +542,22 @@ impl KnownWords {
             prefixes[k + 1] = h;
         }
         let n = w.len();
+        self.knows_hashed(word, &prefixes, n, ends)
+            || (self.also.as_ref()).is_some_and(|a| a.knows_hashed(word, &prefixes, n, ends))
+    }
+
+    /// [`Self::knows`] in this set alone (not [`Self::also`]'s), given the prefix hashes.
+    #[inline]
+    fn knows_hashed(
+        &self,
+        word: &str,
+        prefixes: &[u64; MAX_LETTERS + 1],
+        n: usize,
+        ends: &[usize; MAX_LETTERS + 1],
+    ) -> bool {
+        if self.bits.is_empty() {
+            return false;
+        }
         let whole = finish(prefixes[n], n);
         let (i, b) = bit_of(whole, self.bit_bits);
         if self.bits[i] & b != 0 && self.exact.binary_search(&whole).is_ok() {

@@ -35,6 +35,7 @@ pub use names::{NameForms, base_name, find_name, name_words};
 pub use normalize::{Normalizer, NormalizerOptions};
 pub use normalized::Normalized;
 pub use pattern::{ListPattern, compile_list_pattern, compile_list_patterns};
+pub(crate) use phrase::TypoLengths;
 pub use phrase::{GAP, find_phrase};
 pub use scan::{Hits, ListHit, ListOptions, ListSpec, Negated, Scanner};
 pub use translit::Transliteration;

@@ -107,7 +107,7 @@ impl<'a> Words<'a> {
 /// From how many letters a stem of a typo-tolerant list tolerates one typo, and one of its
 /// first letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct TypoLengths {
+pub(crate) struct TypoLengths {
     pub from: usize,
     pub first_letter_from: usize,
 }

@@ -1,6 +1,6 @@
 //! One word list matched alone (e.g. by argument extraction), with a [`Scanner`]'s semantics.
 
-use super::phrase::{self, parse_phrase};
+use super::phrase::{self, TypoLengths, parse_phrase};
 use super::scan::{ListOptions, ListSpec, Scanner};
 use super::{Hit, ListPattern, Normalizer};
 
@@ -17,13 +17,14 @@ impl WordMatcher {
         Self::tolerant(words, patterns, norm, None)
     }
 
-    /// [`Self::new`], its stems of `typos.0` letters and more also matching a word with one
-    /// typo (from `typos.1` letters, of the first letter too), as a rule file's word list does.
-    pub fn tolerant(
+    /// [`Self::new`], its stems of `typos.from` letters and more also matching a word with one
+    /// typo (the first letter too from `typos.first_letter_from`), as a rule file's word list
+    /// does.
+    pub(crate) fn tolerant(
         words: &[String],
         patterns: &[String],
         norm: &Normalizer,
-        typos: Option<(usize, usize)>,
+        typos: Option<TypoLengths>,
     ) -> Self {
         let sources: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let compiled: Vec<Option<ListPattern>> = super::compile_list_patterns(&sources)
@@ -32,8 +33,8 @@ impl WordMatcher {
             .collect();
         let options = ListOptions {
             gap: super::DEFAULT_GAP,
-            typos_from: typos.map(|t| t.0),
-            typo_first_letter_from: typos.map(|t| t.1),
+            typos_from: typos.map(|t| t.from),
+            typo_first_letter_from: typos.map(|t| t.first_letter_from),
             ..ListOptions::default()
         };
         let spec = ListSpec {
