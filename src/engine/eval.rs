@@ -37,6 +37,9 @@ pub(crate) struct Ctx<'a> {
     pub hits: Hits,
     /// Its words, counted up to [`WORDS_COUNTED`] the first time a condition asks.
     pub words: std::cell::Cell<Option<usize>>,
+    /// What one part of a compound message matched, scanned alone the first time a condition
+    /// on that part needs more than the whole message's first hits ([`Ctx::eval_in`]).
+    pub part: std::cell::OnceCell<((usize, usize), Hits)>,
 }
 
 /// How far the words of a message are counted once for every `fewer_words_than` of a request;
@@ -117,12 +120,26 @@ impl Ctx<'_> {
             Cond::All(v) => v.iter().all(|c| self.eval_in(c, span)),
             Cond::Any(v) => v.iter().any(|c| self.eval_in(c, span)),
             Cond::Not(c) => !self.eval_in(c, span),
-            Cond::Mentions(l) => self
-                .hits
-                .get(*l)
-                .is_some_and(|h| h.start >= span.0 && h.end <= span.1),
+            // The whole message's first hit, when it lies in the part; else the part's own
+            // words, scanned once (its hit may sit behind one that straddles the cut, or come
+            // after one in the other part).
+            Cond::Mentions(l) => match self.hits.get(*l) {
+                None => false,
+                Some(h) if h.start >= span.0 && h.end <= span.1 => true,
+                Some(_) => self.part_hits(span).is_some_and(|h| h.get(*l).is_some()),
+            },
             c => self.eval(c, None),
         }
+    }
+
+    /// What the part `span` of the normalised message matches, scanned alone (`None` when
+    /// `span` is not a part of it, or another part was scanned before with this context).
+    fn part_hits(&self, span: (usize, usize)) -> Option<&Hits> {
+        let (at, hits) = self.part.get_or_init(|| {
+            let text = self.text.get(span.0..span.1).unwrap_or_default();
+            (span, self.rs.scanner.scan(text))
+        });
+        (*at == span).then_some(hits)
     }
 
     pub fn eval(&self, c: &Cond, call: Option<&Pending>) -> bool {

@@ -164,6 +164,7 @@ impl<'a> Run<'a> {
                 probe: None,
                 hits: rs.scanner.scan_normalized(normalized),
                 words: std::cell::Cell::new(None),
+                part: std::cell::OnceCell::new(),
             },
             calls: Vec::new(),
             model_called: false,

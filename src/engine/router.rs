@@ -61,6 +61,7 @@ impl Run<'_> {
                 probe: None,
                 hits: hits.clone(),
                 words: std::cell::Cell::new(None),
+                part: std::cell::OnceCell::new(),
             };
             // A rule not read part by part keeps the whole message's verdict.
             (eligible.iter().copied())

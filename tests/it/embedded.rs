@@ -1472,6 +1472,21 @@ async fn a_per_part_rule_reads_only_the_words_of_its_part() {
     );
 }
 
+/// A part reads its own words even when the whole message's first match of a list straddles
+/// the cut: «…по неделям и линию…» matched the chart shapes across «и», and the second part
+/// («линию мне по ним начерти») lost its chart until the part was read alone.
+#[tokio::test]
+async fn a_per_part_rule_reads_a_part_whose_words_matched_across_the_cut() {
+    let (rs, model) = prepared();
+    let d = decide(
+        &rs,
+        &model,
+        &say("за месяц визиты на сайте сними по неделям и линию мне по ним начерти"),
+    )
+    .await;
+    assert_eq!(tools(&d), ["site_traffic", "chart_build"], "{:#?}", d.trace);
+}
+
 /// A training goal with a wish or a request opens the trainer; «прокачаться» in a game does
 /// not.
 #[tokio::test]
