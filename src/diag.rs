@@ -154,6 +154,8 @@ codes! {
     RedundantEntry = "redundant-entry",
     /// A stem that, matched as a word in its forms, no longer matches what the cases wrote.
     NarrowedEntry = "narrowed-entry",
+    /// An entry word that the normaliser reads as another word in every message.
+    RespelledEntry = "respelled-entry",
     /// `typos: false` together with `typos_from`.
     TyposConflict = "typos-conflict",
     /// `typos: true` with no length from which words tolerate a typo.

@@ -68,3 +68,42 @@ pub(super) fn narrowed(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<Diagnostic> {
     }
     out
 }
+
+/// A warning for each whole-word (`$`) entry word that no message ever shows: the normaliser
+/// reads it as another word in every message (`matching.transliterate.words`), so the entry
+/// waits for a word that is never there. (A stem, or a word in its forms, still matches its
+/// longer words, and is left alone.)
+pub(super) fn respelled(rs: &RuleSet) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for list in &rs.lists {
+        for (e, entry) in list.entries[..list.words].iter().enumerate() {
+            for written in entry.split_whitespace() {
+                let Some(word) = written.strip_suffix('$') else {
+                    continue;
+                };
+                let stem = rs.normalizer.normalize(word);
+                if stem.is_empty() || !stem.chars().all(crate::text::is_alphanumeric) {
+                    continue;
+                }
+                let read = rs.normalizer.normalize_message(&stem);
+                if read == stem {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::warning(
+                        Code::RespelledEntry,
+                        format!(
+                            "word list '{}': '{written}' never matches: every message reads «{stem}» as «{read}» (matching.transliterate.words)",
+                            list.id
+                        ),
+                    )
+                    .at(list.entry_at.get(e).cloned())
+                    .hint(format!(
+                        "write «{read}» in its place, or drop the entry if the list already has it"
+                    )),
+                );
+            }
+        }
+    }
+    out
+}
