@@ -15,7 +15,7 @@ use crate::ruleset::ListDef;
 use crate::source::{self, SourceFile};
 use crate::text::{
     DEFAULT_GAP, EntryError, ListOptions, ListPattern, ListSpec, Normalizer, NormalizerOptions,
-    Scanner, Transliteration, WordMatcher,
+    Scanner, Slips, Transliteration, WordMatcher,
 };
 
 /// Every word-list pattern of `files`, compiled once each, together (over one alphabet), on
@@ -164,6 +164,13 @@ pub(super) fn normalizer(files: &[(SourceFile, RuleFile)], findings: &mut Findin
             transliterate,
             word_endings: m.word_endings.clone(),
             joined_particles: m.joined_particles.clone(),
+            slips: (m.typos.as_ref()).and_then(|t| t.slips.as_ref()).map(|s| {
+                let lower = |v: &[String]| -> Vec<String> {
+                    v.iter().map(|r| r.trim().to_lowercase()).collect()
+                };
+                let keyboards: Vec<Vec<String>> = s.keyboards.iter().map(|k| lower(k)).collect();
+                Arc::new(Slips::new(&keyboards, &lower(&s.sound_alike)))
+            }),
         },
     )
 }

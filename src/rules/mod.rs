@@ -154,6 +154,31 @@ pub struct Typos {
     /// every entry is known too, in its forms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_words: Vec<String>,
+    /// Which letter a slip may put in place of another, for the embedded router's reading of
+    /// slips (`router.embedded.typos_from`): a word one letter-for-letter edit from an
+    /// example's word is read as it only when the two letters are keyboard neighbours or sound
+    /// alike. Without it, any letter may stand for any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slips: Option<SlipLetters>,
+}
+
+/// `matching.typos.slips`: the letters a slip of typing puts for one another.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlipLetters {
+    /// Why these letters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Keyboards, each its letter rows top to bottom, each row left to right. Letters beside
+    /// each other on a row are neighbours, and so is a letter with the two of the row below
+    /// that it touches (each row starts half a key to the right of the one above: letter `k`
+    /// of a row touches letters `k - 1` and `k` of the row below).
+    #[schemars(length(min = 1))]
+    pub keyboards: Vec<Vec<String>>,
+    /// Groups of letters that sound alike (or that people confuse in writing), e.g. `ao`:
+    /// every two letters of a group may stand for each other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sound_alike: Vec<String>,
 }
 
 impl Typos {

@@ -50,6 +50,9 @@ pub struct NormalizerOptions {
     /// does not match. A particle written with a hyphen after it (`some-`) joins the word
     /// after it instead.
     pub joined_particles: Vec<String>,
+    /// The letters a slip of typing puts for one another (`matching.typos.slips`), for the
+    /// readers of slips; normalisation itself does not use them.
+    pub slips: Option<std::sync::Arc<super::Slips>>,
 }
 
 /// Lower-cases text and applies the rules' character folds and options.
@@ -121,6 +124,11 @@ impl Normalizer {
     /// shared with the scanner that matches by them.
     pub fn endings(&self) -> Option<&std::sync::Arc<super::Endings>> {
         self.endings.as_ref()
+    }
+
+    /// The letters a slip of typing puts for one another, when the rules declare them.
+    pub fn slips(&self) -> Option<&std::sync::Arc<super::Slips>> {
+        self.options.slips.as_ref()
     }
 
     /// The normalised text of a list's entry, a file name or a value: everything but the
@@ -548,6 +556,7 @@ mod tests {
                 transliterate: None,
                 word_endings: None,
                 joined_particles: Vec::new(),
+                slips: None,
             },
         )
     }

@@ -559,7 +559,7 @@ mod tests {
         let norm = Normalizer::default();
         let mut c = Classifier::train(2, &examples, &norm);
         let texts = examples.iter().map(|(_, t)| *t);
-        c.read_slips(Spelling::new(texts, 5, None, None));
+        c.read_slips(Spelling::new(texts, 5, None, None, None));
         assert_eq!(
             c.slips("remnid me tomorow"),
             vec![("remnid", "remind".into()), ("tomorow", "tomorrow".into())]

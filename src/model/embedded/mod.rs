@@ -259,7 +259,9 @@ impl Index {
         if let Some(from) = data.typos_from {
             let words = normalized.iter().map(String::as_str);
             let endings = data.normalizer.endings().cloned();
-            classifier.read_slips(spelling::Spelling::new(words, from, data.known, endings));
+            let slips = data.normalizer.slips().cloned();
+            let spelling = spelling::Spelling::new(words, from, data.known, endings, slips);
+            classifier.read_slips(spelling);
         }
         Self {
             targets: data.targets,

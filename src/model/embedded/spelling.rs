@@ -16,7 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::features::{BASIS, Meant, step, words};
 use crate::text::fuzzy::{KnownWords, edit_between};
-use crate::text::{Endings, is_word};
+use crate::text::{Endings, Slips, is_word};
 
 /// The examples' words, indexed for one-edit lookups.
 #[derive(Debug, Clone)]
@@ -37,6 +37,9 @@ pub(super) struct Spelling {
     /// The language's endings: a word that differs from an example's word only in its ending
     /// is another form of it, not a slip.
     endings: Option<Arc<Endings>>,
+    /// The letters a slip puts for one another (`matching.typos.slips`): a word one letter put
+    /// for another from an example's word is its slip only when those two are a pair.
+    slips: Option<Arc<Slips>>,
 }
 
 /// The longest word read as a slip, in letters.
@@ -72,6 +75,7 @@ impl Spelling {
         from: usize,
         known: Option<Arc<KnownWords>>,
         endings: Option<Arc<Endings>>,
+        slips: Option<Arc<Slips>>,
     ) -> Self {
         let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
         let mut pairs = FxHashSet::default();
@@ -115,6 +119,7 @@ impl Spelling {
             pairs,
             known,
             endings,
+            slips,
         }
     }
 
@@ -150,6 +155,12 @@ impl Spelling {
                 match edit_between(candidate, word) {
                     Some(0) if letters.len() <= self.from => {}
                     Some(_) if self.another_form(candidate, word) => return None,
+                    // A letter put for one no slip puts for it: another word, not a slip.
+                    Some(_)
+                        if !self
+                            .slips
+                            .as_ref()
+                            .is_none_or(|s| s.may_be_slip(candidate, word)) => {}
                     Some(_) => found.push((*n, candidate)),
                     None => {}
                 }
@@ -221,7 +232,7 @@ mod tests {
     use super::*;
 
     fn spelling(examples: &[&str]) -> Spelling {
-        Spelling::new(examples.iter().copied(), 5, None, None)
+        Spelling::new(examples.iter().copied(), 5, None, None, None)
     }
 
     #[test]
@@ -231,6 +242,25 @@ mod tests {
         assert_eq!(s.read("remiind"), Some("remind"), "a letter extra");
         assert_eq!(s.read("picure"), Some("picture"), "a letter missing");
         assert_eq!(s.read("pocture"), Some("picture"), "a letter wrong");
+    }
+
+    #[test]
+    fn with_slip_letters_a_letter_far_from_the_meant_one_is_another_word() {
+        let rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm"].map(String::from);
+        let slips = Slips::new(&[rows.to_vec()], &["sz".to_owned()]);
+        let s = Spelling::new(
+            ["call the drivers", "a useful picture"],
+            5,
+            None,
+            None,
+            Some(Arc::new(slips)),
+        );
+        assert_eq!(s.read("divers"), Some("drivers"), "a letter missing");
+        assert_eq!(s.read("drivere"), Some("drivers"), "s and e are neighbours");
+        assert_eq!(s.read("drivelr"), None, "a swap of two letters wrong");
+        assert_eq!(s.read("uzeful"), Some("useful"), "s and z sound alike");
+        assert_eq!(s.read("pictune"), None, "r and n are far apart");
+        assert_eq!(s.read("mixture"), None);
     }
 
     #[test]
@@ -245,7 +275,7 @@ mod tests {
         );
         assert_eq!(s.read("xicture"), Some("picture"));
         let known = KnownWords::new(["pictures"], None);
-        let s = Spelling::new(["draw a picture"], 5, Some(Arc::new(known)), None);
+        let s = Spelling::new(["draw a picture"], 5, Some(Arc::new(known)), None, None);
         assert_eq!(s.read("pictures"), None, "a real word is no slip");
         let s = spelling(&["a hoist", "a heist"]);
         assert_eq!(
@@ -274,7 +304,7 @@ mod tests {
         assert_eq!(s.glued("muchdoes"), Some(4));
         assert_eq!(s.glued("itcost"), None, "shorter than seven letters");
         let known = KnownWords::new(["googledoc"], None);
-        let s = Spelling::new(["a google doc"], 5, Some(Arc::new(known)), None);
+        let s = Spelling::new(["a google doc"], 5, Some(Arc::new(known)), None, None);
         assert_eq!(s.glued("googledoc"), None, "a real word is not cut");
     }
 }
