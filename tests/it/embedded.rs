@@ -1550,3 +1550,33 @@ async fn a_file_named_in_the_message_fills_the_edits_file_argument() {
         assert_eq!(d.calls[0].arguments["file"], file, "{text}: {:#?}", d.trace);
     }
 }
+
+/// A question about what a thing is for («поясните назначение …», «в чём прикол …», «— это не
+/// те же …, что ли») is answered in words, though it names a tool's topic; a request with the
+/// same words is still the tool's.
+#[tokio::test]
+async fn a_question_about_what_a_thing_is_for_gets_no_tool() {
+    let (rs, model) = prepared();
+    for text in [
+        "Поясните назначение сегментов в Яндекс Метрике: для чего их создают?",
+        "в чём прикол фильтров в метрике, если есть сегменты? не понимаю",
+        "вечно путаюсь: визиты на сайте — это не те же посетители, что ли",
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
+        assert!(
+            d.trace
+                .iter()
+                .any(|s| s.rule.as_deref() == Some("question-about")),
+            "{text}: {:#?}",
+            d.trace
+        );
+    }
+    let d = decide(
+        &rs,
+        &model,
+        &say("создай в метрике сегмент «Гости из Вологды»"),
+    )
+    .await;
+    assert_eq!(tools(&d), ["metrika_manage"], "{:#?}", d.trace);
+}
