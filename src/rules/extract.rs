@@ -124,7 +124,8 @@ pub struct NumberExtraction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<NumberRange>,
     /// A number said without its unit and below `below` is `times` as much: people name a
-    /// price in thousands and leave the word out («for fifteen» is 15,000 for a bike).
+    /// price in thousands and leave the word out («for fifteen» is 15,000 for a bike). Not when
+    /// the pattern's group named `exact` matched (the currency said: «95 ₽» is 95).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_unit: Option<WithoutUnit>,
 }

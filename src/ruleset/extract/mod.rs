@@ -700,6 +700,12 @@ mod tests {
         assert_eq!(value("a bike for 15 thousand"), Some(Value::from(15000)));
         assert_eq!(value("a bike for 3000"), Some(Value::from(3000)));
         assert_eq!(value("a bike for 100"), Some(Value::from(100)));
+        // The currency said (a group named `exact`): as written, however small.
+        let mut priced = numbers(&[r"for (?P<number>[0-9.]+)(?: (?P<exact>dollars))?"]);
+        priced.without_unit = Some((100.0, 1000.0));
+        let value = |text: &str| priced.find(text).map(|f| f.value);
+        assert_eq!(value("a pen for 5 dollars"), Some(Value::from(5)));
+        assert_eq!(value("a bike for 5"), Some(Value::from(5000)));
     }
 
     #[test]

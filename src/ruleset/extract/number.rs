@@ -175,9 +175,15 @@ impl NumberDef {
                 let Some(mut n) = n else {
                     continue;
                 };
+                // A group named `exact` that matched (the currency said: «95 ₽») says the number
+                // is as written, however small.
+                let exact = c
+                    .name("exact")
+                    .is_some_and(|e| !e.as_str().trim().is_empty());
                 if let Some((below, times)) = self.without_unit
                     && c.name("number").is_some()
                     && !said_unit
+                    && !exact
                     && n > 0.0
                     && n < below
                 {
