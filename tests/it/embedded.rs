@@ -1580,3 +1580,25 @@ async fn a_question_about_what_a_thing_is_for_gets_no_tool() {
     .await;
     assert_eq!(tools(&d), ["metrika_manage"], "{:#?}", d.trace);
 }
+
+/// Asking to hold an action back («погоди с публикацией», «с рассылкой повремени») is no
+/// request for it, with a draft on screen too; «публикуй, не жди» still publishes.
+#[tokio::test]
+async fn holding_an_action_back_is_no_request_for_it() {
+    let (rs, model) = prepared();
+    let with_draft = |text: &str| {
+        request(json!({
+            "messages": [{"role": "user", "content": text}],
+            "draft_shown": true,
+        }))
+    };
+    for text in [
+        "погоди пока с публикацией, я цены перепроверю",
+        "с рассылкой повремени до понедельника",
+    ] {
+        let d = decide(&rs, &model, &with_draft(text)).await;
+        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
+    }
+    let d = decide(&rs, &model, &with_draft("публикуй, не жди")).await;
+    assert_eq!(tools(&d), ["post_publish"], "{:#?}", d.trace);
+}
