@@ -322,12 +322,13 @@ fn context_rules(
             && rule.rule_out.is_empty()
             && rule.boost_chat.is_none()
             && rule.previous_message.is_none_or(|w| w == 0.0)
+            && rule.first.is_none()
         {
             findings.error(
                 Code::ContextNoEffect,
                 format!(
                     "context rule '{}' changes nothing: give boost, boost_skills, boost_chat, \
-                     rule_out or previous_message",
+                     rule_out, previous_message or first",
                     rule.id
                 ),
                 file,
@@ -374,6 +375,15 @@ fn context_rules(
                 symbols.tool(tool, file, &format!("{at}/rule_out/{j}"), findings)
             })
             .collect();
+        let first = rule.first.as_ref().and_then(|f| {
+            let tool = symbols.tool(&f.tool, file, &format!("{at}/first/tool"), findings)?;
+            let before = (f.before.iter().enumerate())
+                .filter_map(|(j, t)| {
+                    symbols.tool(t, file, &format!("{at}/first/before/{j}"), findings)
+                })
+                .collect();
+            Some((tool, before))
+        });
         out.push(ContextRuleDef {
             id: Arc::from(rule.id.as_str()),
             when,
@@ -384,6 +394,7 @@ fn context_rules(
             boost_chat: rule.boost_chat.unwrap_or(0.0),
             previous_message: rule.previous_message.unwrap_or(0.0),
             per_part: rule.per_part,
+            first,
         });
     }
     out

@@ -250,6 +250,24 @@ pub struct ContextRule {
     /// for a rule about the request as a whole, such as Google being named).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_part: bool,
+    /// A tool called before the one the router chose, when that one is among `before`: the
+    /// message asks for two steps in one clause («copy the receipt's total from the photo
+    /// into the spreadsheet»: read the photo, then edit the sheet). Only while the router may
+    /// make two calls and the first tool is offered; nothing when the router chose no tool,
+    /// two tools, or another tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<FirstCall>,
+}
+
+/// `first` of a context rule: the tool called first, and the tools it comes before.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FirstCall {
+    /// The tool called first.
+    pub tool: String,
+    /// The tools it is called before (the router's choice must be one of them).
+    #[schemars(length(min = 1))]
+    pub before: Vec<String>,
 }
 
 /// How the embedded router splits a message with two independent parts into two calls.

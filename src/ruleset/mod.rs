@@ -295,6 +295,8 @@ pub struct ContextRuleDef {
     pub previous_message: f32,
     /// Evaluated within each part of a compound request rather than once for the whole.
     pub per_part: bool,
+    /// A tool called before the router's choice when that is one of these (tool indices).
+    pub first: Option<(usize, Vec<usize>)>,
 }
 
 impl ContextRuleDef {

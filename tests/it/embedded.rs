@@ -1602,3 +1602,47 @@ async fn holding_an_action_back_is_no_request_for_it() {
     let d = decide(&rs, &model, &with_draft("публикуй, не жди")).await;
     assert_eq!(tools(&d), ["post_publish"], "{:#?}", d.trace);
 }
+
+/// Two steps in one clause: the photo (or the recording) is read first, then the table or the
+/// document is made from it; without the attachment, or without a word about it, only the
+/// document.
+#[tokio::test]
+async fn an_attachment_the_document_is_made_from_is_read_first() {
+    let (rs, model) = prepared();
+    let with = |text: &str, kind: &str| {
+        request(json!({
+            "messages": [{"role": "user", "content": text}],
+            "attachments": [{"kind": kind}],
+            "integrations": ["google"],
+        }))
+    };
+    let d = decide(
+        &rs,
+        &model,
+        &with(
+            "с фотки квитанции вытащи сумму и вбей в гугл табличку «Коммуналка»",
+            "photo",
+        ),
+    )
+    .await;
+    assert_eq!(
+        tools(&d),
+        ["photo_describe", "gsheets_edit"],
+        "{:#?}",
+        d.trace
+    );
+    assert!(
+        d.trace
+            .iter()
+            .any(|s| s.rule.as_deref() == Some("read-the-photo-first")),
+        "{:#?}",
+        d.trace
+    );
+    let d = decide(
+        &rs,
+        &model,
+        &say("вбей в гугл табличку «Коммуналка» сумму 4300 за ноябрь"),
+    )
+    .await;
+    assert!(!tools(&d).contains(&"photo_describe"), "{:#?}", d.trace);
+}

@@ -155,7 +155,52 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
             calls.push(call);
         }
     }
+    if let [only] = calls.as_slice()
+        && input.router.max_calls >= 2
+        && let Some((rule, tool)) = first_call(input, &only.tool)
+    {
+        let whole = ExtractInput {
+            original,
+            normalized: &normalized,
+            open_file: input
+                .ui
+                .and_then(|u| u.open_file.as_ref())
+                .map(|f| f.name.as_str()),
+        };
+        let target = Target::Tool(tool.id.clone());
+        if let Some(call) = call_for(&target, input, &whole, &mut notes) {
+            let why = ["it asks for it before ", &only.tool, " (its `first`)"].concat();
+            let effect = ["context rule ", &rule.id, " calls ", &tool.id, " first"].concat();
+            notes.push(
+                ModelNote::new(effect, why)
+                    .kind(EffectKind::ContextRule)
+                    .rule(rule.id.clone()),
+            );
+            calls.insert(0, call);
+        }
+    }
     ModelAnswer { calls, notes }
+}
+
+/// The first context rule that holds and calls a tool before `chosen` (its `first`), with that
+/// tool: one the rule names, not `chosen` itself.
+fn first_call<'r>(
+    input: &RouterInput<'r>,
+    chosen: &str,
+) -> Option<(
+    &'r crate::ruleset::ContextRuleDef,
+    &'r crate::ruleset::ToolDef,
+)> {
+    let tools = input.rules.tools();
+    (input.context.iter())
+        .filter_map(|&r| input.router.embedded.context.get(r))
+        .find_map(|rule| {
+            let (first, before) = rule.first.as_ref()?;
+            let comes_before =
+                (before.iter()).any(|&b| tools.get(b).is_some_and(|t| *t.id == *chosen));
+            let tool = tools.get(*first)?;
+            (comes_before && *tool.id != *chosen).then_some((rule, tool))
+        })
 }
 
 /// The call for a chosen class (none for chat, or a tool not offered).
