@@ -1646,3 +1646,19 @@ async fn an_attachment_the_document_is_made_from_is_read_first() {
     .await;
     assert!(!tools(&d).contains(&"photo_describe"), "{:#?}", d.trace);
 }
+
+/// «Подбери» about a thing picks goods, whatever the order of the words; about a plan, a time
+/// or words it does not.
+#[tokio::test]
+async fn a_pick_verb_about_a_thing_picks_goods() {
+    let (rs, model) = prepared();
+    for text in [
+        "формы для выпечки силиконовые подбери, набор из шести",
+        "подберите, пожалуйста, термос литровый для рыбалки",
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(tools(&d), ["product_search"], "{text}: {:#?}", d.trace);
+    }
+    let d = decide(&rs, &model, &say("подбери синоним к слову «красивый»")).await;
+    assert!(d.calls.is_empty(), "{:#?}", d.trace);
+}
