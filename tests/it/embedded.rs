@@ -1662,3 +1662,24 @@ async fn a_pick_verb_about_a_thing_picks_goods() {
     let d = decide(&rs, &model, &say("подбери синоним к слову «красивый»")).await;
     assert!(d.calls.is_empty(), "{:#?}", d.trace);
 }
+
+/// The Documents skill is switched on by its button only (B9): asking for it in words is no
+/// search for a document and no new one; a search in one's documents still is.
+#[tokio::test]
+async fn asking_for_the_documents_mode_in_words_is_no_document_tool() {
+    let (rs, model) = prepared();
+    for text in [
+        "включи мне навык «Документы», буду договоры писать",
+        "переключи в режим документов пожалуйста",
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
+    }
+    let d = decide(
+        &rs,
+        &model,
+        &say("найди в документах договор аренды гаража"),
+    )
+    .await;
+    assert_eq!(tools(&d), ["doc_search"], "{:#?}", d.trace);
+}
