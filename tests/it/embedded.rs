@@ -1683,3 +1683,24 @@ async fn asking_for_the_documents_mode_in_words_is_no_document_tool() {
     .await;
     assert_eq!(tools(&d), ["doc_search"], "{:#?}", d.trace);
 }
+
+/// A Metrika setting asked in the imperative is a Metrika change; a report of one done, or a
+/// question how to do it, is not.
+#[tokio::test]
+async fn a_metrika_setting_in_the_imperative_changes_metrika() {
+    let (rs, model) = prepared();
+    let d = decide(
+        &rs,
+        &model,
+        &say("в метрике отсеки заходы с нашего офисного айпи 81.23.4.5, они всё портят"),
+    )
+    .await;
+    assert_eq!(tools(&d), ["metrika_manage"], "{:#?}", d.trace);
+    for text in [
+        "вчера сам в метрике цель завёл, несложно оказалось",
+        "как удалить цель в метрике?",
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
+    }
+}
