@@ -1704,3 +1704,73 @@ async fn a_metrika_setting_in_the_imperative_changes_metrika() {
         assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
     }
 }
+
+/// A reload that changed no example (here a search phrase added to a word list) reuses the
+/// classifier trained for the version before, and decides as a router trained afresh; a
+/// changed example trains again.
+#[tokio::test]
+async fn a_reload_that_changed_no_example_trains_no_classifier() {
+    let model = EmbeddedModel::new();
+    let first = pack();
+    model.prepare(&first);
+    assert_eq!(model.classifiers_trained(), 1);
+
+    let dir = rules_copy(15000);
+    let words = dir.path().join("words.yaml");
+    let text = std::fs::read_to_string(&words).expect("words");
+    let anchor = "      - скольк … стоит\n";
+    assert!(text.contains(anchor), "the anchor entry moved");
+    std::fs::write(
+        &words,
+        text.replace(anchor, &format!("{anchor}      - проверка выкатки\n")),
+    )
+    .expect("write");
+    let edited = turnout::compile::load_dir(dir.path())
+        .ruleset
+        .expect("loads");
+    assert_ne!(first.version, edited.version);
+    model.prepare(&edited);
+    assert_eq!(
+        model.classifiers_trained(),
+        1,
+        "the word-list edit trained again"
+    );
+
+    let fresh = EmbeddedModel::new();
+    fresh.prepare(&edited);
+    for text in [
+        "напомни завтра в девять про стоматолога",
+        "сколько стоит айфон 15 про",
+        "покажи статистику в шаи за неделю",
+        "ну и жара сегодня",
+    ] {
+        let (a, b) = (
+            decide(&edited, &model, &say(text)).await,
+            decide(&edited, &fresh, &say(text)).await,
+        );
+        assert_eq!(
+            serde_json::to_value(&a).expect("json"),
+            serde_json::to_value(&b).expect("json"),
+            "{text}"
+        );
+    }
+
+    let tools = dir.path().join("tools.yaml");
+    let text = std::fs::read_to_string(&tools).expect("tools");
+    let example = "      - вернись в обычный режим\n";
+    assert!(text.contains(example), "the example moved");
+    std::fs::write(
+        &tools,
+        text.replacen(
+            example,
+            &format!("{example}      - вертай обычный режим\n"),
+            1,
+        ),
+    )
+    .expect("write");
+    let again = turnout::compile::load_dir(dir.path())
+        .ruleset
+        .expect("loads");
+    model.prepare(&again);
+    assert_eq!(model.classifiers_trained(), 2, "an example edit must train");
+}

@@ -96,11 +96,19 @@ const CACHED: usize = 4;
 /// A ruleset version and its model, trained once (concurrent first messages wait for it).
 type Cached = (Arc<str>, Arc<OnceLock<Arc<Index>>>);
 
+/// The classifier trained last and what it learnt from (the classes, and each example with its
+/// class, as written and as read): a reload whose examples are the same (a word list, a guard or
+/// a rule edited) takes it instead of training again, which was most of a reload's time.
+type Trained = (Vec<Target>, Vec<(usize, String, String)>, Classifier);
+
 /// The embedded router. Cheap to create; it trains when a ruleset is prepared (at load and
 /// reload) or, failing that, on the ruleset's first message.
 #[derive(Default)]
 pub struct EmbeddedModel {
     cache: Mutex<Vec<Cached>>,
+    trained: Arc<Mutex<Option<Trained>>>,
+    /// How many classifiers were trained ([`EmbeddedModel::classifiers_trained`]).
+    trainings: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for EmbeddedModel {
@@ -132,7 +140,15 @@ impl EmbeddedModel {
     /// Trains for these rules now, on this thread, unless already trained. Blocking.
     pub fn train(&self, rules: &RuleSet) {
         let cell = self.cell(rules);
-        cell.get_or_init(|| Arc::new(Index::train(TrainingData::from_rules(rules))));
+        let last = (&*self.trained, &*self.trainings);
+        cell.get_or_init(|| Arc::new(Index::train(TrainingData::from_rules(rules), last)));
+    }
+
+    /// How many classifiers this router has trained: a ruleset whose examples are those of the
+    /// last one trained (a reload that edited a word list, a guard or a rule) reuses its
+    /// classifier and trains none.
+    pub fn classifiers_trained(&self) -> usize {
+        self.trainings.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the index for these rules is trained.
@@ -149,8 +165,10 @@ impl EmbeddedModel {
             return Ok(index.clone());
         }
         let data = TrainingData::from_rules(rules);
+        let (last, count) = (self.trained.clone(), self.trainings.clone());
         tokio::task::spawn_blocking(move || {
-            cell.get_or_init(|| Arc::new(Index::train(data))).clone()
+            cell.get_or_init(|| Arc::new(Index::train(data, (&last, &count))))
+                .clone()
         })
         .await
         .map_err(|e| ModelError::Garbage(format!("the embedded router failed: {e}")))
@@ -247,15 +265,37 @@ struct Index {
 }
 
 impl Index {
-    fn train(data: TrainingData) -> Self {
+    /// Trains on `data`, or takes the classifier `last` holds when it learnt from the same
+    /// classes and examples as read (and keeps this one there for the next reload).
+    fn train(
+        data: TrainingData,
+        (last, count): (&Mutex<Option<Trained>>, &std::sync::atomic::AtomicUsize),
+    ) -> Self {
         // Normalised once, for the classifier and for the index of slips.
         let normalized: Vec<String> = (data.examples.iter()).map(|(_, e)| data.read(e)).collect();
-        let examples: Vec<(usize, &str)> = (data.examples.iter())
-            .map(|(t, e)| (*t, e.as_str()))
+        // The optimiser orders the examples by their written text: both texts are the key.
+        let read: Vec<(usize, String, String)> = (data.examples.iter())
+            .zip(&normalized)
+            .map(|((t, e), n)| (*t, e.clone(), n.clone()))
             .collect();
-        let classes = data.targets.len();
-        let mut classifier =
-            Classifier::train_normalized(classes, &examples, &normalized, Training::default());
+        let reused = {
+            let last = last.lock().unwrap_or_else(|e| e.into_inner());
+            (last.as_ref())
+                .filter(|(targets, examples, _)| *targets == data.targets && *examples == read)
+                .map(|(_, _, classifier)| classifier.clone())
+        };
+        let mut classifier = reused.unwrap_or_else(|| {
+            let examples: Vec<(usize, &str)> = (data.examples.iter())
+                .map(|(t, e)| (*t, e.as_str()))
+                .collect();
+            let classes = data.targets.len();
+            let trained =
+                Classifier::train_normalized(classes, &examples, &normalized, Training::default());
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *last.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((data.targets.clone(), read, trained.clone()));
+            trained
+        });
         if let Some(from) = data.typos_from {
             let words = normalized.iter().map(String::as_str);
             let endings = data.normalizer.endings().cloned();
