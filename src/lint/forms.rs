@@ -5,7 +5,7 @@
 //! with, and that no case's word has in its forms, is reported with the fix (`rewrit*`).
 
 use crate::diag::{Code, Diagnostic};
-use crate::ruleset::RuleSet;
+use crate::ruleset::{ListDef, RuleSet};
 use crate::testing::LoadedCase;
 
 /// A warning for each `words` entry word that the cases show narrowed to nothing.
@@ -28,43 +28,35 @@ pub(super) fn narrowed(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<Diagnostic> {
     words.sort();
     words.dedup_by(|a, b| a.0 == b.0);
     let mut out = Vec::new();
-    for list in &rs.lists {
-        for (e, entry) in list.entries[..list.words].iter().enumerate() {
-            for written in entry.split_whitespace() {
-                if matches!(written, "…" | "...") || written.ends_with(['$', '*']) {
-                    continue;
-                }
-                let stem = rs.normalizer.normalize(written);
-                if stem.is_empty() || !stem.chars().all(crate::text::is_alphanumeric) {
-                    continue;
-                }
-                let from = words.partition_point(|(w, _)| w.as_str() < stem.as_str());
-                let starting: Vec<&(String, usize)> = words[from..]
-                    .iter()
-                    .take_while(|(w, _)| w.starts_with(stem.as_str()))
-                    .collect();
-                let fits = starting
-                    .iter()
-                    .any(|(w, _)| endings.allows(&w[stem.len()..]));
-                let Some((longer, case)) = starting.first().filter(|_| !fits) else {
-                    continue;
-                };
-                let name = &cases[*case].case.name;
-                out.push(
-                    Diagnostic::warning(
-                        Code::NarrowedEntry,
-                        format!(
-                            "word list '{}': '{written}' matches its word in its forms only (matching.word_endings), and no test case has one of them; «{longer}» (case '{name}') starts with it and goes on past the endings",
-                            list.id
-                        ),
-                    )
-                    .at(list.entry_at.get(e).cloned())
-                    .hint(format!(
-                        "write '{written}*' if words that start with it are meant, or '{written}$' and its forms if not"
-                    )),
-                );
-            }
+    for (list, e, written, stem) in entry_words(rs) {
+        if written.ends_with(['$', '*']) {
+            continue;
         }
+        let from = words.partition_point(|(w, _)| w.as_str() < stem.as_str());
+        let starting: Vec<&(String, usize)> = words[from..]
+            .iter()
+            .take_while(|(w, _)| w.starts_with(stem.as_str()))
+            .collect();
+        let fits = starting
+            .iter()
+            .any(|(w, _)| endings.allows(&w[stem.len()..]));
+        let Some((longer, case)) = starting.first().filter(|_| !fits) else {
+            continue;
+        };
+        let name = &cases[*case].case.name;
+        out.push(
+            Diagnostic::warning(
+                Code::NarrowedEntry,
+                format!(
+                    "word list '{}': '{written}' matches its word in its forms only (matching.word_endings), and no test case has one of them; «{longer}» (case '{name}') starts with it and goes on past the endings",
+                    list.id
+                ),
+            )
+            .at(list.entry_at.get(e).cloned())
+            .hint(format!(
+                "write '{written}*' if words that start with it are meant, or '{written}$' and its forms if not"
+            )),
+        );
     }
     out
 }
@@ -75,35 +67,47 @@ pub(super) fn narrowed(rs: &RuleSet, cases: &[LoadedCase]) -> Vec<Diagnostic> {
 /// longer words, and is left alone.)
 pub(super) fn respelled(rs: &RuleSet) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for list in &rs.lists {
-        for (e, entry) in list.entries[..list.words].iter().enumerate() {
-            for written in entry.split_whitespace() {
-                let Some(word) = written.strip_suffix('$') else {
-                    continue;
-                };
-                let stem = rs.normalizer.normalize(word);
-                if stem.is_empty() || !stem.chars().all(crate::text::is_alphanumeric) {
-                    continue;
-                }
-                let read = rs.normalizer.normalize_message(&stem);
-                if read == stem {
-                    continue;
-                }
-                out.push(
-                    Diagnostic::warning(
-                        Code::RespelledEntry,
-                        format!(
-                            "word list '{}': '{written}' never matches: every message reads «{stem}» as «{read}» (matching.transliterate.words)",
-                            list.id
-                        ),
-                    )
-                    .at(list.entry_at.get(e).cloned())
-                    .hint(format!(
-                        "write «{read}» in its place, or drop the entry if the list already has it"
-                    )),
-                );
-            }
+    for (list, e, written, stem) in entry_words(rs) {
+        if !written.ends_with('$') {
+            continue;
         }
+        let read = rs.normalizer.normalize_message(&stem);
+        if read == stem {
+            continue;
+        }
+        out.push(
+            Diagnostic::warning(
+                Code::RespelledEntry,
+                format!(
+                    "word list '{}': '{written}' never matches: every message reads «{stem}» as «{read}» (matching.transliterate.words)",
+                    list.id
+                ),
+            )
+            .at(list.entry_at.get(e).cloned())
+            .hint(format!(
+                "write «{read}» in its place, or drop the entry if the list already has it"
+            )),
+        );
     }
     out
+}
+
+/// Every word of every `words` entry (not the `…` of a gap): its list, the entry's position,
+/// the word as written and its stem normalised (without a trailing `$` or `*`); words whose
+/// stem is empty or holds more than letters and digits are left out.
+fn entry_words(rs: &RuleSet) -> impl Iterator<Item = (&ListDef, usize, &str, String)> {
+    rs.lists.iter().flat_map(move |list| {
+        (list.entries[..list.words].iter().enumerate()).flat_map(move |(e, entry)| {
+            entry
+                .split_whitespace()
+                .filter(|w| !matches!(*w, "…" | "..."))
+                .filter_map(move |written| {
+                    let stem = rs
+                        .normalizer
+                        .normalize(written.trim_end_matches(['$', '*']));
+                    (!stem.is_empty() && stem.chars().all(crate::text::is_alphanumeric))
+                        .then_some((list, e, written, stem))
+                })
+        })
+    })
 }

@@ -1652,15 +1652,19 @@ async fn an_attachment_the_document_is_made_from_is_read_first() {
 #[tokio::test]
 async fn a_pick_verb_about_a_thing_picks_goods() {
     let (rs, model) = prepared();
-    for text in [
-        "формы для выпечки силиконовые подбери, набор из шести",
-        "подберите, пожалуйста, термос литровый для рыбалки",
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert_eq!(tools(&d), ["product_search"], "{text}: {:#?}", d.trace);
-    }
-    let d = decide(&rs, &model, &say("подбери синоним к слову «красивый»")).await;
-    assert!(d.calls.is_empty(), "{:#?}", d.trace);
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "формы для выпечки силиконовые подбери, набор из шести",
+            &["product_search"],
+        ),
+        (
+            "подберите, пожалуйста, термос литровый для рыбалки",
+            &["product_search"],
+        ),
+        ("подбери синоним к слову «красивый»", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 /// The Documents skill is switched on by its button only (B9): asking for it in words is no
@@ -1668,20 +1672,13 @@ async fn a_pick_verb_about_a_thing_picks_goods() {
 #[tokio::test]
 async fn asking_for_the_documents_mode_in_words_is_no_document_tool() {
     let (rs, model) = prepared();
-    for text in [
-        "включи мне навык «Документы», буду договоры писать",
-        "переключи в режим документов пожалуйста",
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
-    }
-    let d = decide(
-        &rs,
-        &model,
-        &say("найди в документах договор аренды гаража"),
-    )
-    .await;
-    assert_eq!(tools(&d), ["doc_search"], "{:#?}", d.trace);
+    let cases: [(&str, &[&str]); 3] = [
+        ("включи мне навык «Документы», буду договоры писать", &[]),
+        ("переключи в режим документов пожалуйста", &[]),
+        ("найди в документах договор аренды гаража", &["doc_search"]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 /// A Metrika setting asked in the imperative is a Metrika change; a report of one done, or a
@@ -1689,20 +1686,16 @@ async fn asking_for_the_documents_mode_in_words_is_no_document_tool() {
 #[tokio::test]
 async fn a_metrika_setting_in_the_imperative_changes_metrika() {
     let (rs, model) = prepared();
-    let d = decide(
-        &rs,
-        &model,
-        &say("в метрике отсеки заходы с нашего офисного айпи 81.23.4.5, они всё портят"),
-    )
-    .await;
-    assert_eq!(tools(&d), ["metrika_manage"], "{:#?}", d.trace);
-    for text in [
-        "вчера сам в метрике цель завёл, несложно оказалось",
-        "как удалить цель в метрике?",
-    ] {
-        let d = decide(&rs, &model, &say(text)).await;
-        assert!(d.calls.is_empty(), "{text}: {:#?}", d.trace);
-    }
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "в метрике отсеки заходы с нашего офисного айпи 81.23.4.5, они всё портят",
+            &["metrika_manage"],
+        ),
+        ("вчера сам в метрике цель завёл, несложно оказалось", &[]),
+        ("как удалить цель в метрике?", &[]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 /// A reload that changed no example (here a search phrase added to a word list) reuses the

@@ -129,6 +129,9 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         }
     }
     let two = plan.len() > 1;
+    let open_file = (input.ui)
+        .and_then(|u| u.open_file.as_ref())
+        .map(|f| f.name.as_str());
     let mut calls = Vec::new();
     for (ranking, (start, end)) in plan {
         notes.push(confidence(&ranking, two.then(|| &normalized[start..end])));
@@ -146,10 +149,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         let part = ExtractInput {
             original: part_original,
             normalized: &normalized[start..end],
-            open_file: input
-                .ui
-                .and_then(|u| u.open_file.as_ref())
-                .map(|f| f.name.as_str()),
+            open_file,
         };
         if let Some(call) = call_for(&ranking.chosen, input, &part, &mut notes) {
             calls.push(call);
@@ -162,10 +162,7 @@ pub(super) fn answer(index: &Index, input: &RouterInput<'_>) -> ModelAnswer {
         let whole = ExtractInput {
             original,
             normalized: &normalized,
-            open_file: input
-                .ui
-                .and_then(|u| u.open_file.as_ref())
-                .map(|f| f.name.as_str()),
+            open_file,
         };
         let target = Target::Tool(tool.id.clone());
         if let Some(call) = call_for(&target, input, &whole, &mut notes) {
