@@ -154,6 +154,7 @@ pub(super) fn compile(
             torn_ratio,
             typos_from: embedded.typos_from,
             sentences_from: embedded.sentences_from,
+            word_pairs: embedded.word_pairs,
         },
         skill_tool_idx,
     })

@@ -344,6 +344,13 @@ pub struct EmbeddedRouter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 2))]
     pub sentences_from: Option<usize>,
+    /// Each pair of neighbouring words is a feature of the classifier too, each word cut to
+    /// its first this many letters, so a pair survives the words' endings: the same words in
+    /// another order or another company («is it worth it» against «what is it worth») weigh
+    /// differently. Omitted: each word alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 32))]
+    pub word_pairs: Option<usize>,
 }
 
 impl Default for EmbeddedRouter {
@@ -358,6 +365,7 @@ impl Default for EmbeddedRouter {
             confusable: None,
             typos_from: default_typos_from(),
             sentences_from: None,
+            word_pairs: None,
         }
     }
 }

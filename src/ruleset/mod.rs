@@ -251,6 +251,9 @@ pub struct EmbeddedDef {
     /// `router.embedded.sentences_from`: from how many words a message no tool was chosen for
     /// is read sentence by sentence (`None`: never).
     pub sentences_from: Option<usize>,
+    /// `router.embedded.word_pairs`: the letters of each word in a word-pair feature (`None`:
+    /// no pairs).
+    pub word_pairs: Option<usize>,
 }
 
 /// A frame of the embedded router, compiled (see [`crate::rules::Frame`]).

@@ -936,6 +936,36 @@ async fn the_embedded_router_decides_the_blind_thirty_ninth_set() {
     assert!(chat_share >= 0.950, "left alone {chat_share:.3} < 0.950");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_fortieth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set40.yaml", 10, 290).await;
+    // Written blind in everyday phrasing (plain, polite question form, numbers in words, typos,
+    // colloquial, indirect asks, the infinitive, noun-only, long, short) by people around the
+    // Volga at Gorodets and Bor (a tackle shop, a vet, a tug captain's family, a school-bus
+    // driver, a cargo berth): 300 messages, 100 need no tool. Scored blind on the pack of the
+    // session's start (2f05465): 88.5 % (177/200) and 87.0 % (87/100). Then used.
+    assert!(
+        tool_share >= 0.875,
+        "tool decisions {tool_share:.3} < 0.875"
+    );
+    assert!(chat_share >= 0.870, "left alone {chat_share:.3} < 0.870");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_forty_first_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set41.yaml", 10, 290).await;
+    // Written blind across writing styles (voice, office register, slang, Latin letters,
+    // English words, CAPS, emoji, long, short, polite questions) by people of Norilsk (a
+    // pharmacy chain, a ballet school, a hackathon team, a mine): 300 messages, 100 need no
+    // tool. Scored blind on the pack of the session's start (2f05465): 90.5 % (181/200) and
+    // 91.0 % (91/100). Then used.
+    assert!(
+        tool_share >= 0.900,
+        "tool decisions {tool_share:.3} < 0.900"
+    );
+    assert!(chat_share >= 0.920, "left alone {chat_share:.3} < 0.920");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;

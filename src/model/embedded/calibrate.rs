@@ -249,13 +249,18 @@ fn folds_of(examples: &[(usize, String)], folds: usize) -> Vec<usize> {
 }
 
 /// Trains on all folds but one, for each fold, and decides the held-out examples as the router
-/// does (frames applied, confusable pairs checked), every class allowed.
+/// does (frames applied, confusable pairs checked), every class allowed. The word pairs are
+/// the rules' own (`router.embedded.word_pairs`), whatever `training` says.
 pub fn hold_out(
     rs: &RuleSet,
     folds: usize,
     training: Training,
 ) -> Result<Vec<HeldOut>, CalibrateError> {
     let data = TrainingData::from_rules(rs);
+    let training = Training {
+        word_pairs: data.word_pairs,
+        ..training
+    };
     if folds < 2 {
         return Err(CalibrateError::TooFewFolds(folds));
     }

@@ -31,6 +31,9 @@ pub struct Training {
     pub decay: f32,
     /// L2 weight decay per step.
     pub l2: f32,
+    /// Neighbouring words as features too, each cut to its first this many letters
+    /// (`router.embedded.word_pairs`); `None`: each word alone.
+    pub word_pairs: Option<usize>,
 }
 
 impl Default for Training {
@@ -45,6 +48,7 @@ impl Default for Training {
             rate: 4.0,
             decay: 0.1,
             l2: 1e-5,
+            word_pairs: None,
         }
     }
 }
@@ -72,6 +76,8 @@ pub struct Classifier {
     bias: Vec<f32>,
     /// How slips of typing are read (`router.embedded.typos_from`); `None`: as written.
     spelling: Option<Spelling>,
+    /// The letters of each word in a word-pair feature, as trained ([`Training::word_pairs`]).
+    word_pairs: Option<usize>,
 }
 
 /// Per-thread buffers of the hot path, so classifying a message allocates nothing once a
@@ -123,7 +129,7 @@ impl Classifier {
     ) -> Self {
         let docs: Vec<Vec<(u64, f32)>> = normalized
             .iter()
-            .map(|text| counted(features(text)))
+            .map(|text| counted(features(text, training.word_pairs)))
             .collect();
         let mut ids: HashMap<u64, u32> = HashMap::new();
         let mut df: Vec<u32> = Vec::new();
@@ -153,6 +159,7 @@ impl Classifier {
             scales: Vec::new(),
             bias: vec![0.0; classes],
             spelling: None,
+            word_pairs: training.word_pairs,
         };
         model.weights = vec![0.0; model.idf.len() * classes];
         let vectors: Vec<Vec<(usize, f32)>> = docs.iter().map(|d| model.vector(d)).collect();
@@ -309,7 +316,13 @@ impl Classifier {
             seen: &self.vocabulary,
             read: &read,
         });
-        *slipped |= features_into(normalized, hashes, padded, reading.as_ref());
+        *slipped |= features_into(
+            normalized,
+            hashes,
+            padded,
+            reading.as_ref(),
+            self.word_pairs,
+        );
         known.clear();
         unseen.clear();
         for &h in hashes.iter() {
@@ -591,5 +604,42 @@ mod tests {
         assert_eq!(top.best.0, p[0].0);
         assert!((top.best.1 - p[0].1).abs() < 1e-5);
         assert_eq!(top.runner_up.map(|r| r.0), Some(p[1].0));
+    }
+
+    #[test]
+    fn word_pairs_tell_the_same_words_in_another_order_apart() {
+        // Both classes have the same words; only their order differs.
+        let things = ["thought", "look", "try", "visit", "read", "call"];
+        let first: Vec<String> = things
+            .iter()
+            .map(|t| format!("worth a {t} it is"))
+            .collect();
+        let second: Vec<String> = things
+            .iter()
+            .map(|t| format!("it is worth a {t}"))
+            .collect();
+        let examples: Vec<(usize, &str)> = (first.iter().map(|t| (0, t.as_str())))
+            .chain(second.iter().map(|t| (1, t.as_str())))
+            .collect();
+        let norm = Normalizer::default();
+        let allowed = [true, true];
+        let best = |training: Training, text: &str| {
+            let c = Classifier::train_with(2, &examples, &norm, training);
+            let top = c.top(&norm.normalize_message(text), &allowed, &[]);
+            top.map(|t| t.best).expect("a class")
+        };
+        let pairs = Training {
+            word_pairs: Some(5),
+            ..Training::default()
+        };
+        // The pairs survive the words' endings.
+        assert_eq!(best(pairs, "it is worthy a walk").0, 1);
+        assert_eq!(best(pairs, "worthy a walk it is").0, 0);
+        // Words alone cannot tell them apart: both orders get the same answer.
+        let alone = Training::default();
+        assert_eq!(
+            best(alone, "it is worthy a walk"),
+            best(alone, "worthy a walk it is")
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The classifier's features: character 3- to 5-grams of each word, its first five characters
-//! and the whole word, hashed (FNV-1a, one step per character) and resolved to dense ids
+//! and the whole word, and (when `router.embedded.word_pairs` asks) each pair of neighbouring
+//! words cut to their first letters, hashed (FNV-1a, one step per character) and resolved to dense ids
 //! through an open-addressing [`FeatureTable`]; a word the examples never had may be read as
 //! the example word it is a slip for (a [`Reading`], which the spelling index gives).
 
@@ -74,9 +75,9 @@ pub(super) fn counted(mut hashes: Vec<u64>) -> Vec<(u64, f32)> {
 
 /// The feature hashes of normalised text, one per occurrence: character 3- to 5-grams of each
 /// word padded with a boundary mark, each word's first five characters, and the whole word.
-pub(super) fn features(text: &str) -> Vec<u64> {
+pub(super) fn features(text: &str, pairs: Option<usize>) -> Vec<u64> {
     let mut out = Vec::with_capacity(text.len() * 2);
-    features_into(text, &mut out, &mut Vec::with_capacity(32), None);
+    features_into(text, &mut out, &mut Vec::with_capacity(32), None, pairs);
     out
 }
 
@@ -96,15 +97,21 @@ pub(super) struct Reading<'a> {
     pub read: &'a dyn Fn(&str) -> Option<Meant<'a>>,
 }
 
-/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`;
-/// whether a word was read as a slip.
+/// [`features`] into `out`, with `padded` as the word buffer, each word read with `reading`,
+/// and each pair of neighbouring words (as read) cut to `pairs` letters; whether a word was
+/// read as a slip.
 pub(super) fn features_into(
     text: &str,
     out: &mut Vec<u64>,
     padded: &mut Vec<char>,
     reading: Option<&Reading<'_>>,
+    pairs: Option<usize>,
 ) -> bool {
     let mut slipped = false;
+    let mut pair = Pairs {
+        letters: pairs.unwrap_or(0),
+        last: None,
+    };
     for word in words(text) {
         padded.clear();
         padded.push(' ');
@@ -118,6 +125,7 @@ pub(super) fn features_into(
             .filter(|r| r.seen.get(whole).is_none())
             .and_then(|r| (r.read)(word))
         else {
+            pair.push(word, out);
             continue;
         };
         // A slip is read as the word it was meant as, its own features dropped: they are
@@ -137,10 +145,34 @@ pub(super) fn features_into(
             padded.extend(meant.chars());
             padded.push(' ');
             word_features(padded, out);
+            pair.push(meant, out);
         }
         slipped = true;
     }
     slipped
+}
+
+/// The word-pair features: each word's first `letters` characters hashed, and each hash mixed
+/// with the word's before it, so "how much is it worth" and "is it worth a thought" differ in
+/// their pairs though they share words, and a pair survives its words' endings. `letters` 0: none.
+struct Pairs {
+    letters: usize,
+    last: Option<u64>,
+}
+
+impl Pairs {
+    fn push(&mut self, word: &str, out: &mut Vec<u64>) {
+        if self.letters == 0 {
+            return;
+        }
+        let this = (word.chars().take(self.letters))
+            .fold(step(BASIS, u32::from(b'p')), |h, c| step(h, c as u32));
+        if let Some(last) = self.last {
+            // Order matters: the first word's hash is rotated before the second is mixed in.
+            out.push(step(last.rotate_left(29) ^ this, u32::from(b'p')));
+        }
+        self.last = Some(this);
+    }
 }
 
 /// The features of one word, `padded` with a space on each side; the whole word's last.

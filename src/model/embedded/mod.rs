@@ -206,6 +206,8 @@ struct TrainingData {
     /// `router.embedded.typos_from`, and the words the lists know (never read as a slip).
     typos_from: Option<usize>,
     known: Option<Arc<crate::text::fuzzy::KnownWords>>,
+    /// `router.embedded.word_pairs`, for the classifier's training.
+    word_pairs: Option<usize>,
     /// The filler frames: examples are read without their fillers, as messages are.
     fillers: Vec<crate::ruleset::FrameDef>,
 }
@@ -247,6 +249,7 @@ impl TrainingData {
             tool_class,
             examples,
             typos_from: router.embedded.typos_from,
+            word_pairs: router.embedded.word_pairs,
             fillers: (router.embedded.frames.iter())
                 .filter(|f| f.kind == crate::rules::FrameKind::Filler)
                 .cloned()
@@ -289,8 +292,11 @@ impl Index {
                 .map(|(t, e)| (*t, e.as_str()))
                 .collect();
             let classes = data.targets.len();
-            let trained =
-                Classifier::train_normalized(classes, &examples, &normalized, Training::default());
+            let training = Training {
+                word_pairs: data.word_pairs,
+                ..Training::default()
+            };
+            let trained = Classifier::train_normalized(classes, &examples, &normalized, training);
             count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             *last.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some((data.targets.clone(), read, trained.clone()));
