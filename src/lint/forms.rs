@@ -92,6 +92,77 @@ pub(super) fn respelled(rs: &RuleSet) -> Vec<Diagnostic> {
     out
 }
 
+/// A warning for each word written in a list's pattern that `matching.transliterate.words`
+/// reads as another word in every message (a pattern `meal\s*plan` once «plan» reads as its
+/// Russian word), unless the pattern also has the word it is read as.
+pub(super) fn respelled_patterns(rs: &RuleSet) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for list in &rs.lists {
+        for (e, pattern) in list.entries.iter().enumerate().skip(list.words) {
+            let Ok(ast) = regex_syntax::ast::parse::Parser::new().parse(pattern) else {
+                continue;
+            };
+            let mut words = Vec::new();
+            literal_words(&ast, &mut words);
+            words.sort();
+            words.dedup();
+            for word in words {
+                let Some(read) = rs.normalizer.respelling(&word) else {
+                    continue;
+                };
+                if pattern.contains(read.as_str()) {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::warning(
+                        Code::RespelledEntry,
+                        format!(
+                            "word list '{}': the pattern's word «{word}» never matches as written: every message reads it as «{read}» (matching.transliterate.words)",
+                            list.id
+                        ),
+                    )
+                    .at(list.entry_at.get(e).cloned())
+                    .hint(format!("write «{read}» in the pattern, in its place or beside it")),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The words a pattern spells out letter by letter: each run of literal letters in a
+/// sequence, lower-cased, that nothing else glues a letter to (a class or a repetition ends
+/// it).
+fn literal_words(ast: &regex_syntax::ast::Ast, out: &mut Vec<String>) {
+    use regex_syntax::ast::Ast;
+    match ast {
+        Ast::Concat(c) => {
+            let mut run = String::new();
+            for a in &c.asts {
+                match a {
+                    Ast::Literal(l) if l.c.is_alphanumeric() => run.extend(l.c.to_lowercase()),
+                    other => {
+                        flush(&mut run, out);
+                        literal_words(other, out);
+                    }
+                }
+            }
+            flush(&mut run, out);
+        }
+        Ast::Alternation(a) => a.asts.iter().for_each(|a| literal_words(a, out)),
+        Ast::Group(g) => literal_words(&g.ast, out),
+        Ast::Repetition(r) => literal_words(&r.ast, out),
+        _ => {}
+    }
+}
+
+/// Ends a run of [`literal_words`]: the run is a word.
+fn flush(run: &mut String, out: &mut Vec<String>) {
+    if !run.is_empty() {
+        out.push(std::mem::take(run));
+    }
+}
+
 /// Every word of every `words` entry (not the `…` of a gap): its list, the entry's position,
 /// the word as written and its stem normalised (without a trailing `$` or `*`); words whose
 /// stem is empty or holds more than letters and digits are left out.

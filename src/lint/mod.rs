@@ -147,6 +147,7 @@ pub async fn lint_dir(dir: &Path, options: &Options) -> Report {
     };
     report.diagnostics.extend(checks::check(&rs));
     report.diagnostics.extend(forms::respelled(&rs));
+    report.diagnostics.extend(forms::respelled_patterns(&rs));
     report.diagnostics.extend(model_check(&rs));
     sort_by_place(&mut report.diagnostics);
 

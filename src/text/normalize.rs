@@ -126,6 +126,13 @@ impl Normalizer {
         self.endings.as_ref()
     }
 
+    /// What `matching.transliterate.words` reads a whole word (normalised) as, in every
+    /// message; `None` when the word is read as written.
+    pub fn respelling(&self, word: &str) -> Option<String> {
+        let t = self.translit.as_ref()?;
+        t.word(word).map(|to| to.iter().collect())
+    }
+
     /// The letters a slip of typing puts for one another, when the rules declare them.
     pub fn slips(&self) -> Option<&std::sync::Arc<super::Slips>> {
         self.options.slips.as_ref()

@@ -241,6 +241,11 @@ impl Translit {
             .any(|run| !run.is_empty() && self.words.contains_key(run))
     }
 
+    /// What a whole word (normalised) is read as in every message ([`Transliteration::words`]).
+    pub(super) fn word(&self, word: &str) -> Option<&[char]> {
+        self.words.get(word).map(Vec::as_slice)
+    }
+
     /// Whether most letters of `text` are the table's.
     pub(super) fn applies(&self, text: &str) -> bool {
         if let Some(leads) = self.alphabet.leads {
