@@ -966,6 +966,37 @@ async fn the_embedded_router_decides_the_blind_forty_first_set() {
     assert!(chat_share >= 0.920, "left alone {chat_share:.3} < 0.920");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_forty_second_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set42.yaml", 10, 290).await;
+    // Written blind in everyday phrasing by people of Kaliningrad and the Curonian Spit (an
+    // amber workshop, a guest house, a football academy, a night nurse, a customs broker, a
+    // grandmother and her grandson): 300 messages, 100 need no tool. Scored blind on the pack
+    // of the session's start (2f05465): 94.0 % (188/200) and 89.0 % (89/100); on the pack when
+    // it arrived (5d8918b), 93.5 % and 89.0 %. Then used.
+    assert!(
+        tool_share >= 0.935,
+        "tool decisions {tool_share:.3} < 0.935"
+    );
+    assert!(chat_share >= 0.890, "left alone {chat_share:.3} < 0.890");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_forty_third_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set43.yaml", 10, 290).await;
+    // Written blind across writing styles (voice, office, slang, Latin letters, English words,
+    // CAPS, emoji, long, short, polite questions) by people of the Volga delta (a watermelon
+    // farm, a fish plant, a birdwatching guide, a piano teacher, a taxi dispatcher, a remote
+    // developer): 300 messages, 100 need no tool. Scored blind on the pack of the session's
+    // start (2f05465): 93.0 % (186/200) and 87.0 % (87/100); on the pack when it arrived (5d8918b), 93.0 %
+    // and 88.0 %. Then used.
+    assert!(
+        tool_share >= 0.930,
+        "tool decisions {tool_share:.3} < 0.930"
+    );
+    assert!(chat_share >= 0.880, "left alone {chat_share:.3} < 0.880");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;
