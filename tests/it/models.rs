@@ -988,8 +988,8 @@ async fn the_embedded_router_decides_the_blind_forty_third_set() {
     // CAPS, emoji, long, short, polite questions) by people of the Volga delta (a watermelon
     // farm, a fish plant, a birdwatching guide, a piano teacher, a taxi dispatcher, a remote
     // developer): 300 messages, 100 need no tool. Scored blind on the pack of the session's
-    // start (2f05465): 93.0 % (186/200) and 87.0 % (87/100); on the pack when it arrived (5d8918b), 93.0 %
-    // and 88.0 %. Then used.
+    // start (2f05465): 93.0 % (186/200) and 87.0 % (87/100); on the pack when it arrived
+    // (5d8918b), 93.0 % and 88.0 %. Then used.
     assert!(
         tool_share >= 0.930,
         "tool decisions {tool_share:.3} < 0.930"
