@@ -1398,9 +1398,14 @@ async fn a_story_before_the_request_does_not_turn_it_into_small_talk() {
     let d = decide(
         &rs,
         &model,
-        &say("ладно к врачу схожу а ты пока составь мне ну зарядку для спины на каждое утро"),
+        // A longer story: the shorter one above now reads as the trainer's whole (the word
+        // pairs), so the frame has nothing to re-read there.
+        &say(
+            "ладно схожу я к врачу в четверг как договаривались а ты пока составь мне ну зарядку для спины на каждое утро",
+        ),
     )
     .await;
+    assert_eq!(d.skill.as_deref(), Some("fitness"), "{:#?}", d.trace);
     assert!(
         d.trace
             .iter()
@@ -1766,4 +1771,111 @@ async fn a_reload_that_changed_no_example_trains_no_classifier() {
         .expect("loads");
     model.prepare(&again);
     assert_eq!(model.classifiers_trained(), 2, "an example edit must train");
+}
+
+/// The decisions of `cases`, each a request as JSON and the tools it must call, with what the
+/// wrong ones called instead.
+async fn wrong_tools_for(
+    rs: &RuleSet,
+    model: &EmbeddedModel,
+    cases: &[(Value, &[&str])],
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (req, want) in cases {
+        let d = decide(rs, model, &request(req.clone())).await;
+        if tools(&d) != *want {
+            wrong.push(format!("{req}: {:?}, expected {want:?}", tools(&d)));
+        }
+    }
+    wrong
+}
+
+/// A post is published only from a draft on screen: without one, «в ленту его» asks back; a
+/// draft held back («пусть полежит», «тормозни») is not published either.
+#[tokio::test]
+async fn publishing_needs_a_draft_on_screen_and_a_held_draft_stays() {
+    let (rs, model) = prepared();
+    let draft =
+        |text: &str| json!({"messages": [{"role": "user", "content": text}], "draft_shown": true});
+    let cases: [(Value, &[&str]); 5] = [
+        (
+            json!({"messages": [{"role": "user", "content": "в ленту его, для всех"}]}),
+            &[],
+        ),
+        (draft("в ленту его, для всех"), &["post_publish"]),
+        (draft("пусть пост пока полежит, утром решу"), &[]),
+        (draft("тормозни, не надо в ленту"), &[]),
+        (
+            json!({"messages": [{"role": "user", "content": "перегони голосовое в текст"}],
+                   "attachments": [{"kind": "audio"}]}),
+            &["audio_transcribe"],
+        ),
+    ];
+    let wrong = wrong_tools_for(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Annoyance at a thing, a wanted-to-buy ad and a voice message to turn into text with no
+/// recording call no tool; a price watched «на примете» or a seller's cut is a price alert, a
+/// budget alone a product search.
+#[tokio::test]
+async fn statements_wanted_ads_and_price_watches() {
+    let (rs, model) = prepared();
+    let cases: [(&str, &[&str]); 7] = [
+        ("эта цель в метрике меня уже бесит", &[]),
+        (
+            "по-моему цель лишняя — удали её из метрики",
+            &["metrika_manage"],
+        ),
+        (
+            "размести объявление, что магазин купит старый холодильник",
+            &[],
+        ),
+        ("перегони голосовое в текст", &[]),
+        ("маякни, когда наушники скинут до 8 тысяч", &["price_alert"]),
+        (
+            "держи на примете этот пылесос, как подешевеет до 20к — скажи",
+            &["price_alert"],
+        ),
+        ("подбери пылесос до 20к", &["product_search"]),
+    ];
+    let wrong = wrong_tools(&rs, &model, &cases).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A timetable asked without «расписание» switches web search on; the same words about the
+/// past do not.
+#[tokio::test]
+async fn a_timetable_asked_in_other_words_is_looked_up() {
+    let (rs, model) = prepared();
+    for (text, search) in [
+        (
+            "когда последняя электричка из Твери уходит по субботам",
+            true,
+        ),
+        ("во сколько первый паром на остров отходит", true),
+        (
+            "когда автобус ходил через наше село, я каждый день ездила к маме",
+            false,
+        ),
+    ] {
+        let d = decide(&rs, &model, &say(text)).await;
+        assert_eq!(d.web_search, search, "{text}: {:#?}", d.trace);
+    }
+}
+
+/// Leaving a skill in words nobody wrote before: «отбой» to the trainer, «надоело» about the
+/// topic.
+#[tokio::test]
+async fn leaving_a_skill_by_calling_it_off() {
+    let (rs, model) = prepared();
+    for (skill, text) in [
+        ("fitness", "тренер, отбой на сегодня"),
+        ("nutrition", "всё, про диету надоело"),
+        ("nutrition", "довольно диет, давай просто поболтаем"),
+    ] {
+        let req = request(json!({"messages": [{"role": "user", "content": text}], "skill": skill}));
+        let d = decide(&rs, &model, &req).await;
+        assert_eq!(d.skill, None, "{text}: {:#?}", d.trace);
+    }
 }
