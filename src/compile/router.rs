@@ -154,6 +154,7 @@ pub(super) fn compile(
             torn_ratio,
             typos_from: embedded.typos_from,
             sentences_from: embedded.sentences_from,
+            sentence_skill_threshold: embedded.sentence_skill_threshold,
             word_pairs: embedded.word_pairs,
         },
         skill_tool_idx,

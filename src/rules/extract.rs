@@ -344,6 +344,13 @@ pub struct EmbeddedRouter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 2))]
     pub sentences_from: Option<usize>,
+    /// How sure (0 to 1) one sentence of such a long message must be to open a skill on its
+    /// own: a complaint inside a story of a hard night («hands shaking, I just needed to tell
+    /// someone») is part of the story, not a request for the health interview. Omitted: as
+    /// sure as any sentence that decides (the router's threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub sentence_skill_threshold: Option<f32>,
     /// Each pair of neighbouring words is a feature of the classifier too, each word cut to
     /// its first this many letters, so a pair survives the words' endings: the same words in
     /// another order or another company («is it worth it» against «what is it worth») weigh
@@ -365,6 +372,7 @@ impl Default for EmbeddedRouter {
             confusable: None,
             typos_from: default_typos_from(),
             sentences_from: None,
+            sentence_skill_threshold: None,
             word_pairs: None,
         }
     }

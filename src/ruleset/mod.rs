@@ -251,6 +251,9 @@ pub struct EmbeddedDef {
     /// `router.embedded.sentences_from`: from how many words a message no tool was chosen for
     /// is read sentence by sentence (`None`: never).
     pub sentences_from: Option<usize>,
+    /// `router.embedded.sentence_skill_threshold`: how sure one sentence must be to open a
+    /// skill (`None`: as any sentence).
+    pub sentence_skill_threshold: Option<f32>,
     /// `router.embedded.word_pairs`: the letters of each word in a word-pair feature (`None`:
     /// no pairs).
     pub word_pairs: Option<usize>,

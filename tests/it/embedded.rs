@@ -1879,3 +1879,26 @@ async fn leaving_a_skill_by_calling_it_off() {
         assert_eq!(d.skill, None, "{text}: {:#?}", d.trace);
     }
 }
+
+/// A long story of a hard shift read sentence by sentence opens no skill from one complaint
+/// inside it (`sentence_skill_threshold`); a long story with a real request at its end still
+/// opens the skill it asks for.
+#[tokio::test]
+async fn a_complaint_inside_a_long_story_opens_no_skill() {
+    let (rs, model) = prepared();
+    assert_skills(
+        &rs,
+        &model,
+        &[
+            (
+                "Смена была адская, трое заболели, я одна на весь зал, гости ругались, повар опоздал. Домой пришла в два ночи. Ноги гудят, спина ноет, сил никаких. Ладно, просто поделилась",
+                None,
+            ),
+            (
+                "Сын весь вечер сидел над домашкой по математике, плакал, я сама уже ничего не помню из школы, а завтра контрольная. Объясни ему, пожалуйста, как складывать дроби с разными знаменателями",
+                Some("tutor"),
+            ),
+        ],
+    )
+    .await;
+}

@@ -343,8 +343,17 @@ fn surest_sentence(
         }
         let at = s + (normalized[s..e].len() - normalized[s..e].trim_start().len());
         let ranking = index.rank_text(input, text, allowed, bias, true);
+        // A skill opened by one sentence of a story must be surer than the router's threshold
+        // when the rules ask (`sentence_skill_threshold`): a complaint inside venting is part
+        // of the story.
+        let skill_at = input
+            .router
+            .embedded
+            .sentence_skill_threshold
+            .unwrap_or(0.0);
         let sure = match (&ranking.chosen, &ranking.best) {
-            (Target::Tool(_) | Target::Skill(_), Some((_, p))) => *p,
+            (Target::Tool(_), Some((_, p))) => *p,
+            (Target::Skill(_), Some((_, p))) if *p >= skill_at => *p,
             _ => continue,
         };
         if best.as_ref().is_none_or(|b| sure > b.2) {
