@@ -997,6 +997,36 @@ async fn the_embedded_router_decides_the_blind_forty_third_set() {
     assert!(chat_share >= 0.880, "left alone {chat_share:.3} < 0.880");
 }
 
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_forty_fourth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set44.yaml", 10, 290).await;
+    // Written blind in everyday phrasing by people of Petrozavodsk and Lake Onega (a stone
+    // carver, a kayak rental, a village librarian, a school psychologist, a snowmobile mechanic,
+    // a young mother, a retired engine driver): 300 messages, 100 need no tool. Scored blind on
+    // the pack of the session's start (2f05465): 83.5 % (167/200) and 90.0 % (90/100); on the
+    // pack when it arrived (93e88af), 84.0 % and 91.0 %. Then used.
+    assert!(
+        tool_share >= 0.870,
+        "tool decisions {tool_share:.3} < 0.870"
+    );
+    assert!(chat_share >= 0.910, "left alone {chat_share:.3} < 0.910");
+}
+
+#[tokio::test]
+async fn the_embedded_router_decides_the_blind_forty_fifth_set() {
+    let (tool_share, chat_share) = evaluate("tests/data/router_eval_set45.yaml", 10, 290).await;
+    // Written blind across writing styles by people of Vladimir and Suzdal (a meadery, a tour
+    // bus company, an icon restorer, a cycling club, a vet pharmacy, an esports student, a
+    // retired history teacher): 300 messages, 100 need no tool. Scored blind on the pack of the
+    // session's start (2f05465): 91.5 % (183/200) and 88.0 % (88/100); on the pack when it
+    // arrived (93e88af), 92.0 % and 91.0 %. Then used.
+    assert!(
+        tool_share >= 0.920,
+        "tool decisions {tool_share:.3} < 0.920"
+    );
+    assert!(chat_share >= 0.960, "left alone {chat_share:.3} < 0.960");
+}
+
 // ───────────────────────── the HTTP backends against a local server ─────────────────────────
 
 use std::path::PathBuf;
