@@ -1771,6 +1771,26 @@ async fn a_reload_that_changed_no_example_trains_no_classifier() {
         .expect("loads");
     model.prepare(&again);
     assert_eq!(model.classifiers_trained(), 2, "an example edit must train");
+
+    // The word pairs are how the classifier reads every example: a reload that changes only
+    // them trains again.
+    let router = dir.path().join("router.yaml");
+    let text = std::fs::read_to_string(&router).expect("router");
+    assert!(text.contains("    word_pairs: 5\n"), "the setting moved");
+    std::fs::write(
+        &router,
+        text.replace("    word_pairs: 5\n", "    word_pairs: 4\n"),
+    )
+    .expect("write");
+    let pairs = turnout::compile::load_dir(dir.path())
+        .ruleset
+        .expect("loads");
+    model.prepare(&pairs);
+    assert_eq!(
+        model.classifiers_trained(),
+        3,
+        "a word-pair change must train"
+    );
 }
 
 /// The decisions of `cases`, each a request as JSON and the tools it must call, with what the

@@ -210,6 +210,11 @@ impl Classifier {
             .collect()
     }
 
+    /// The letters of each word in a word-pair feature it was trained with (`None`: none).
+    pub(super) fn word_pairs(&self) -> Option<usize> {
+        self.word_pairs
+    }
+
     /// How many classes it tells apart.
     pub fn classes(&self) -> usize {
         self.classes

@@ -284,7 +284,12 @@ impl Index {
         let reused = {
             let last = last.lock().unwrap_or_else(|e| e.into_inner());
             (last.as_ref())
-                .filter(|(targets, examples, _)| *targets == data.targets && *examples == read)
+                // The word pairs are a training setting: a reload that changed them trains.
+                .filter(|(targets, examples, classifier)| {
+                    *targets == data.targets
+                        && *examples == read
+                        && classifier.word_pairs() == data.word_pairs
+                })
                 .map(|(_, _, classifier)| classifier.clone())
         };
         let mut classifier = reused.unwrap_or_else(|| {
