@@ -71,10 +71,10 @@ pub(super) fn respelled(rs: &RuleSet) -> Vec<Diagnostic> {
         if !written.ends_with('$') {
             continue;
         }
-        let read = rs.normalizer.normalize_message(&stem);
-        if read == stem {
+        // The same question as for a pattern's words (`respelled_patterns`).
+        let Some(read) = rs.normalizer.respelling(&stem) else {
             continue;
-        }
+        };
         out.push(
             Diagnostic::warning(
                 Code::RespelledEntry,

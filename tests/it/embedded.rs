@@ -49,14 +49,15 @@ async fn wrong_tools(
     model: &EmbeddedModel,
     cases: &[(&str, &[&str])],
 ) -> Vec<String> {
-    let mut wrong = Vec::new();
-    for &(text, want) in cases {
-        let d = decide(rs, model, &say(text)).await;
-        if tools(&d) != want {
-            wrong.push(format!("{text}: {:?}, expected {want:?}", tools(&d)));
-        }
-    }
-    wrong
+    let requests: Vec<(Value, &[&str])> = (cases.iter())
+        .map(|&(text, want)| {
+            (
+                json!({"messages": [{"role": "user", "content": text}]}),
+                want,
+            )
+        })
+        .collect();
+    wrong_tools_for(rs, model, &requests).await
 }
 
 /// Asserts, message by message, the skill each of `cases` leaves active (`None`: none).
@@ -1804,7 +1805,12 @@ async fn wrong_tools_for(
     for (req, want) in cases {
         let d = decide(rs, model, &request(req.clone())).await;
         if tools(&d) != *want {
-            wrong.push(format!("{req}: {:?}, expected {want:?}", tools(&d)));
+            // The user's message names the case; the whole request only when there is more.
+            let text = req["messages"][0]["content"]
+                .as_str()
+                .filter(|_| req.as_object().is_some_and(|o| o.len() == 1));
+            let case = text.map_or_else(|| req.to_string(), str::to_owned);
+            wrong.push(format!("{case}: {:?}, expected {want:?}", tools(&d)));
         }
     }
     wrong

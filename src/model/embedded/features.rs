@@ -1,8 +1,8 @@
 //! The classifier's features: character 3- to 5-grams of each word, its first five characters
 //! and the whole word, and (when `router.embedded.word_pairs` asks) each pair of neighbouring
-//! words cut to their first letters, hashed (FNV-1a, one step per character) and resolved to dense ids
-//! through an open-addressing [`FeatureTable`]; a word the examples never had may be read as
-//! the example word it is a slip for (a [`Reading`], which the spelling index gives).
+//! words cut to their first letters, hashed (FNV-1a, one step per character) and resolved to
+//! dense ids through an open-addressing [`FeatureTable`]; a word the examples never had may be
+//! read as the example word it is a slip for (a [`Reading`], which the spelling index gives).
 
 use std::collections::HashMap;
 
@@ -154,7 +154,8 @@ pub(super) fn features_into(
 
 /// The word-pair features: each word's first `letters` characters hashed, and each hash mixed
 /// with the word's before it, so "how much is it worth" and "is it worth a thought" differ in
-/// their pairs though they share words, and a pair survives its words' endings. `letters` 0: none.
+/// their pairs though they share words, and a pair survives its words' endings. `letters` 0:
+/// none.
 struct Pairs {
     letters: usize,
     last: Option<u64>,

@@ -329,6 +329,10 @@ fn surest_sentence(
     bias: &[f32],
 ) -> Option<(Ranking, (usize, usize))> {
     let mut best: Option<(Ranking, (usize, usize), f32)> = None;
+    // A skill opened by one sentence of a story must be surer than the router's threshold when
+    // the rules ask (`sentence_skill_threshold`): a complaint inside venting is part of the
+    // story.
+    let skill_at = (input.router.embedded.sentence_skill_threshold).unwrap_or(0.0);
     let mut start = from;
     let ends = normalized[from..]
         .match_indices(['.', '!', '?', ';', '\n'])
@@ -343,14 +347,6 @@ fn surest_sentence(
         }
         let at = s + (normalized[s..e].len() - normalized[s..e].trim_start().len());
         let ranking = index.rank_text(input, text, allowed, bias, true);
-        // A skill opened by one sentence of a story must be surer than the router's threshold
-        // when the rules ask (`sentence_skill_threshold`): a complaint inside venting is part
-        // of the story.
-        let skill_at = input
-            .router
-            .embedded
-            .sentence_skill_threshold
-            .unwrap_or(0.0);
         let sure = match (&ranking.chosen, &ranking.best) {
             (Target::Tool(_), Some((_, p))) => *p,
             (Target::Skill(_), Some((_, p))) if *p >= skill_at => *p,
